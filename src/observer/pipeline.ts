@@ -1,0 +1,151 @@
+/**
+ * The observer's message pipeline, independent of the HTTP transport: parse → validate → decode → store (one
+ * transaction) → notify. Block-type messages run one at a time in arrival order; mempool messages have their own
+ * queue so they never wait behind a large block.
+ */
+import type { Logger } from 'pino';
+import type { Sql } from '../store/connect.js';
+import { ingestMessage, recordDeadLetter, type IngestResult } from '../store/ingest.js';
+import { isObserverPath, normalizeObserverPath, validateObserverMessage } from './schemas.js';
+import { MessageDecodeError, messageToUpdate } from './to-update.js';
+import type { ChainUpdate } from '../chain/types.js';
+
+export interface ObserverReply {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+export interface CommittedMessage {
+  path: string;
+  update: ChainUpdate;
+  result: IngestResult;
+}
+
+/** Runs async jobs strictly one after another. */
+class SerialQueue {
+  private tail: Promise<unknown> = Promise.resolve();
+  private pending = 0;
+  run<T>(job: () => Promise<T>): Promise<T> {
+    this.pending++;
+    const next = this.tail.then(job, job);
+    this.tail = next.catch(() => undefined).finally(() => this.pending--);
+    return next;
+  }
+  get depth(): number {
+    return this.pending;
+  }
+  idle(): Promise<unknown> {
+    return this.tail;
+  }
+}
+
+const MEMPOOL_PATHS = new Set(['/new_mempool_tx', '/drop_mempool_tx']);
+
+function badRequest(message: string): ObserverReply {
+  return { status: 400, body: { statusCode: 400, error: 'Bad Request', message } };
+}
+
+export class ObserverPipeline {
+  private readonly blocks = new SerialQueue();
+  private readonly mempool = new SerialQueue();
+  private readonly listeners: ((m: CommittedMessage) => void)[] = [];
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly log: Logger,
+  ) {}
+
+  /** Called after each COMMIT that changed something (never for duplicates). */
+  onCommitted(listener: (m: CommittedMessage) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** Resolves when every queued message has been handled. */
+  async idle(): Promise<void> {
+    await Promise.all([this.blocks.idle(), this.mempool.idle()]);
+  }
+
+  async handle(rawPath: string, body: Buffer | string): Promise<ObserverReply> {
+    const path = normalizeObserverPath(rawPath);
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    const queue = MEMPOOL_PATHS.has(path) ? this.mempool : this.blocks;
+    return queue.run(() => this.process(path, text));
+  }
+
+  private async process(path: string, text: string): Promise<ObserverReply> {
+    const started = performance.now();
+    let parsed: unknown;
+    try {
+      if (text.trim() === '') throw new SyntaxError('body is empty: expected a JSON document');
+      parsed = JSON.parse(text);
+    } catch (err) {
+      return this.reject(path, text, `invalid JSON: ${(err as Error).message}`);
+    }
+    let update: ChainUpdate;
+    if (isObserverPath(path)) {
+      const v = validateObserverMessage(path, parsed);
+      if (!v.ok) return this.reject(path, text, v.message);
+      try {
+        update = messageToUpdate(v, Math.floor(Date.now() / 1000));
+      } catch (err) {
+        if (err instanceof MessageDecodeError) return this.reject(path, text, err.message);
+        this.log.error({ err, path }, 'observer message conversion failed');
+        return { status: 500, body: { statusCode: 500, error: 'Internal Server Error', message: (err as Error).message } };
+      }
+    } else {
+      this.log.warn({ path }, 'unknown observer path: message stored raw');
+      update = { kind: 'raw' };
+    }
+    let result: IngestResult;
+    try {
+      result = await ingestMessage(this.sql, path, text, update);
+    } catch (err) {
+      this.log.error({ err, path }, 'observer message not stored (the node will retry)');
+      return {
+        status: 500,
+        body: { statusCode: 500, error: 'Internal Server Error', message: `not stored: ${(err as Error).message}` },
+      };
+    }
+    const ms = Math.round((performance.now() - started) * 10) / 10;
+    if (result.applied) {
+      this.log.info(describe(update, ms), `ingested ${path}`);
+      for (const l of this.listeners) {
+        try {
+          l({ path, update, result });
+        } catch (err) {
+          this.log.error({ err }, 'committed-message listener failed');
+        }
+      }
+    } else {
+      this.log.info({ path, ms }, `duplicate ${path} ignored`);
+    }
+    return { status: 200, body: { result: 'ok' } };
+  }
+
+  private async reject(path: string, text: string, reason: string): Promise<ObserverReply> {
+    this.log.warn({ path, reason }, 'observer message rejected');
+    try {
+      await recordDeadLetter(this.sql, path, text, reason);
+    } catch (err) {
+      this.log.error({ err }, 'could not record dead letter');
+    }
+    return badRequest(reason);
+  }
+}
+
+function describe(u: ChainUpdate, ms: number): Record<string, unknown> {
+  switch (u.kind) {
+    case 'block':
+      return { height: u.block.block_height, hash: u.block.index_block_hash, txs: u.txs.length, events: u.events.length, ms };
+    case 'microblocks':
+      return { parent: u.parentIndexBlockHash, microblocks: u.microblocks.length, txs: u.txs.length, ms };
+    case 'burn_block':
+      return { burn_height: u.burnBlock.burn_block_height, ms };
+    case 'mempool':
+      return { txs: u.txs.length, ms };
+    case 'drop_mempool':
+      return { txs: u.txIds.length, reason: u.reason, ms };
+    default:
+      return { ms };
+  }
+}

@@ -1,0 +1,89 @@
+import postgres from 'postgres';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+
+export type Sql = postgres.Sql<Record<string, never>>;
+
+export interface Database {
+  /** Connection used for writes (ingest) and, without a read replica, for reads. */
+  sql: Sql;
+  /** Connection used by the REST API for reads (DATABASE_READ_URL, or the same as `sql`). */
+  read: Sql;
+  /** 'postgres' for a real server, 'pglite' for the embedded default. */
+  kind: 'postgres' | 'pglite';
+  close(): Promise<void>;
+}
+
+export interface ConnectOptions {
+  databaseUrl?: string;
+  readUrl?: string;
+  dataDir: string;
+  max?: number;
+}
+
+const common: postgres.Options<Record<string, postgres.PostgresType>> = {
+  onnotice: () => {},
+  // bigint columns come back as JS numbers (heights, times, costs all fit in 2^53); numeric stays a string.
+  types: {
+    bigint: {
+      to: 20,
+      from: [20],
+      serialize: (x: number | bigint) => x.toString(),
+      parse: (x: string) => Number(x),
+    },
+  },
+  connection: { application_name: 'stacks-pulse' },
+};
+
+/** Connects to PostgreSQL, or starts embedded PGlite in `dataDir` and connects to it through its socket server. */
+export async function connectDatabase(opts: ConnectOptions): Promise<Database> {
+  if (opts.databaseUrl) {
+    const sql = postgres(opts.databaseUrl, { ...common, max: opts.max ?? 10 }) as unknown as Sql;
+    const read = opts.readUrl
+      ? (postgres(opts.readUrl, { ...common, max: opts.max ?? 10 }) as unknown as Sql)
+      : sql;
+    return {
+      sql,
+      read,
+      kind: 'postgres',
+      async close() {
+        await sql.end({ timeout: 5 });
+        if (read !== sql) await read.end({ timeout: 5 });
+      },
+    };
+  }
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
+  const dir = path.resolve(opts.dataDir, 'pglite');
+  mkdirSync(dir, { recursive: true });
+  const db = await PGlite.create(dir);
+  const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1' });
+  await server.start();
+  const port = pgliteServerPort(server);
+  // PGlite is single-connection: one postgres.js connection, queries queue behind each other.
+  const sql = postgres({
+    ...common,
+    host: '127.0.0.1',
+    port,
+    user: 'postgres',
+    database: 'postgres',
+    max: 1,
+  }) as unknown as Sql;
+  return {
+    sql,
+    read: sql,
+    kind: 'pglite',
+    async close() {
+      await sql.end({ timeout: 5 });
+      await server.stop();
+      await db.close();
+    },
+  };
+}
+
+function pgliteServerPort(server: unknown): number {
+  const s = server as { server?: { address(): { port: number } | string | null } };
+  const addr = s.server?.address();
+  if (addr && typeof addr === 'object') return addr.port;
+  throw new Error('embedded PGlite socket server did not report its port');
+}
