@@ -23,6 +23,10 @@ export interface IngestResult {
   restoredBlocks: string[];
   /** tx ids whose state changed (mined, returned to mempool, dropped, added) */
   txIds: string[];
+  /** txs of unconfirmed microblocks orphaned by a microblock fork */
+  unconfirmedOrphans: string[];
+  /** set when a valid message was logged but, as the reference does, not applied */
+  ignoredReason?: string;
 }
 
 export function bodySha256(body: string): string {
@@ -69,6 +73,7 @@ export async function ingestMessage(
       orphanedBlocks: [],
       restoredBlocks: [],
       txIds: [],
+      unconfirmedOrphans: [],
     };
     if (!result.applied) return result;
     switch (update.kind) {
@@ -119,18 +124,18 @@ async function setCanonical(tx: Tx, blocks: string[], canonical: boolean) {
 }
 
 /**
- * Decides whether the new block is canonical. A block extending the tip is; a block on another branch becomes canonical
- * (with its branch) when it is higher than the tip, orphaning the blocks above the fork point.
+ * Decides whether the new block is canonical, as the reference does: a block is canonical when it is higher than the
+ * canonical tip (so the boot block at height 0 never is, and a second block at the tip height is not). When its parent
+ * is not canonical, the branch down to the fork point is restored and the blocks it replaces are orphaned.
  */
 async function placeBlock(
   tx: Tx,
   block: { index_block_hash: string; parent_index_block_hash: string; block_height: number },
   result: IngestResult,
 ): Promise<boolean> {
-  if (block.block_height === 0) return false; // the boot block is stored non-canonical, as the reference does
   const tip = await canonicalTip(tx);
+  if (block.block_height <= (tip?.block_height ?? 0)) return false;
   if (!tip || tip.index_block_hash === block.parent_index_block_hash) return true;
-  if (block.block_height <= tip.block_height) return false;
   // Walk back from the parent through stored non-canonical blocks to the fork point.
   const branch: string[] = [];
   let cursor = block.parent_index_block_hash;
@@ -140,8 +145,7 @@ async function placeBlock(
       SELECT index_block_hash, parent_index_block_hash, block_height, canonical FROM blocks WHERE index_block_hash = ${cursor}`;
     if (!p) break; // unknown ancestor: the branch starts here
     forkHeight = p.block_height;
-    if (p.canonical) break;
-    if (p.block_height === 0) break;
+    if (p.canonical || p.block_height === 0) break;
     branch.push(p.index_block_hash);
     cursor = p.parent_index_block_hash;
     forkHeight = p.block_height - 1;
@@ -155,163 +159,240 @@ async function placeBlock(
   return true;
 }
 
+/**
+ * Block 1 adopts the boot block's transactions, as the reference does: newer nodes send the genesis txs in a
+ * separate block 0, which is stored non-canonical; its txs and events are re-homed into block 1 with tx_index + 1,
+ * so they line up with older nodes that send them inside block 1 after the coinbase.
+ */
+async function adoptBootBlockTxs(tx: Tx, b: Extract<ChainUpdate, { kind: 'block' }>['block'], canonical: boolean) {
+  const [boot] = await tx<{ index_block_hash: string }[]>`
+    SELECT index_block_hash FROM blocks WHERE block_height = 0 AND index_block_hash = ${b.parent_index_block_hash}`;
+  if (!boot) return;
+  await tx`
+    UPDATE txs SET canonical = ${canonical}, block_height = ${b.block_height}, tx_index = tx_index + 1,
+      block_hash = ${b.block_hash}, index_block_hash = ${b.index_block_hash}, burn_block_height = ${b.burn_block_height},
+      burn_block_time = ${b.burn_block_time}, block_time = ${b.block_time}, parent_block_hash = ${b.parent_block_hash}
+    WHERE index_block_hash = ${boot.index_block_hash}`;
+  await tx`
+    UPDATE events SET canonical = ${canonical}, block_height = ${b.block_height}, tx_index = tx_index + 1,
+      index_block_hash = ${b.index_block_hash}
+    WHERE index_block_hash = ${boot.index_block_hash}`;
+}
+
+type MicroblockRef = { microblock_hash: string; microblock_sequence: number; microblock_parent_hash: string; tx_count: number };
+
 async function ingestBlock(tx: Tx, u: Extract<ChainUpdate, { kind: 'block' }>, result: IngestResult) {
   const b = u.block;
   const [exists] = await tx`SELECT 1 FROM blocks WHERE index_block_hash = ${b.index_block_hash}`;
   if (exists) return; // the same block in another encoding: already stored
   const seq = await nextSeq(tx);
   const canonical = await placeBlock(tx, b, result);
+  if (b.block_height === 1) await adoptBootBlockTxs(tx, b, canonical);
   await tx.unsafe(
     `INSERT INTO blocks SELECT * FROM json_populate_record(NULL::blocks, $1::text::json)`,
     [json({ ...b, canonical, seq })],
   );
   if (canonical) result.canonicalBlock = b.index_block_hash;
 
-  const txs: TxRow[] = u.txs.map((t) => ({ ...t, canonical }));
-  const events: EventRow[] = u.events.map((e) => ({ ...e, canonical }));
-  await insertRows(tx, 'txs', txs, seq);
-  await insertRows(tx, 'events', events);
-  await insertRows(tx, 'miner_rewards', u.minerRewards.map((r) => ({ ...r, canonical })));
-
-  // Microblocks of the parent's stream that this block confirms.
-  const [parent] = await tx<{ block_height: number; block_hash: string; burn_block_time: number; burn_block_hash: string; burn_block_height: number }[]>`
-    SELECT block_height, block_hash, burn_block_time, burn_block_hash, burn_block_height FROM blocks
-    WHERE index_block_hash = ${b.parent_index_block_hash}`;
-  const accepted = new Map(u.confirmedMicroblocks.map((m) => [m.microblock_hash, m]));
+  // Microblocks of the parent's stream that this block confirms: those its tx list names, plus the chain of
+  // streamed (unconfirmed) microblocks that ends at its parent_microblock.
+  const accepted = new Map<string, MicroblockRef>(u.confirmedMicroblocks.map((m) => [m.microblock_hash, m]));
   const streamed = await tx<MicroblockRow[]>`
     SELECT * FROM microblocks WHERE parent_index_block_hash = ${b.parent_index_block_hash} AND index_block_hash = ''`;
-  // Follow the parent_microblock chain through streamed microblocks (they may carry no tx in this block's list).
+  const streamedByHash = new Map(streamed.map((m) => [m.microblock_hash, m]));
   if (b.parent_microblock_hash) {
-    const byHash = new Map(streamed.map((m) => [m.microblock_hash, m]));
     let h: string | undefined = b.parent_microblock_hash;
-    while (h && byHash.has(h) && !accepted.has(h)) {
-      const m: MicroblockRow = byHash.get(h)!;
-      accepted.set(h, { microblock_hash: h, microblock_sequence: m.microblock_sequence, microblock_parent_hash: m.microblock_parent_hash, tx_count: m.tx_count });
+    while (h && streamedByHash.has(h)) {
+      const m: MicroblockRow = streamedByHash.get(h)!;
+      if (!accepted.has(h)) accepted.set(h, m);
       h = m.microblock_parent_hash;
     }
   }
-  const streamedByHash = new Map(streamed.map((m) => [m.microblock_hash, m]));
-  const anchoredMicroblocks: MicroblockRow[] = [...accepted.values()].map((m) => {
-    const s = streamedByHash.get(m.microblock_hash);
-    return {
-      microblock_hash: m.microblock_hash,
-      index_block_hash: b.index_block_hash,
-      microblock_sequence: m.microblock_sequence,
-      microblock_parent_hash: m.microblock_parent_hash,
-      parent_index_block_hash: b.parent_index_block_hash,
-      block_height: b.block_height,
-      block_hash: b.block_hash,
-      parent_burn_block_height: s?.parent_burn_block_height ?? parent?.burn_block_height ?? b.parent_burn_block_height,
-      parent_burn_block_hash: s?.parent_burn_block_hash ?? parent?.burn_block_hash ?? b.parent_burn_block_hash,
-      parent_burn_block_time: s?.parent_burn_block_time ?? parent?.burn_block_time ?? b.parent_burn_block_time,
-      block_time: s?.block_time ?? b.block_time,
-      tx_count: m.tx_count,
-      microblock_canonical: true,
-      canonical,
-    };
-  });
-  await insertRows(tx, 'microblocks', anchoredMicroblocks, seq);
-  if (canonical && streamed.length) {
-    const acceptedHashes = [...accepted.keys()];
+  // A canonical block takes over the streamed rows of what it accepts; everything else comes from its message.
+  const adopt = canonical ? [...accepted.keys()].filter((h) => streamedByHash.has(h)) : [];
+  const adopted = new Set(adopt);
+  const txs: TxRow[] = u.txs.filter((t) => !adopted.has(t.microblock_hash)).map((t) => ({ ...t, canonical }));
+  const events: EventRow[] = u.events.filter((e) => !adopted.has(e.microblock_hash)).map((e) => ({ ...e, canonical }));
+  if (adopt.length) {
+    await tx`
+      UPDATE txs SET index_block_hash = ${b.index_block_hash}, block_hash = ${b.block_hash},
+        burn_block_time = ${b.burn_block_time}, burn_block_height = ${b.burn_block_height},
+        canonical = true, microblock_canonical = true
+      WHERE index_block_hash = '' AND microblock_hash = ANY(${adopt})`;
+    await tx`
+      UPDATE events SET index_block_hash = ${b.index_block_hash}, canonical = true, microblock_canonical = true
+      WHERE index_block_hash = '' AND microblock_hash = ANY(${adopt})`;
+    await tx`
+      UPDATE microblocks SET index_block_hash = ${b.index_block_hash}, block_hash = ${b.block_hash},
+        canonical = true, microblock_canonical = true
+      WHERE index_block_hash = '' AND microblock_hash = ANY(${adopt})`;
+  }
+  await insertRows(tx, 'txs', txs, seq);
+  await insertRows(tx, 'events', events);
+  await insertRows(tx, 'miner_rewards', u.minerRewards.map((r) => ({ ...r, canonical })));
+  const fromMessage: MicroblockRow[] = [...accepted.values()]
+    .filter((m) => !adopted.has(m.microblock_hash))
+    .map((m) => {
+      const s = streamedByHash.get(m.microblock_hash);
+      return {
+        microblock_hash: m.microblock_hash,
+        index_block_hash: b.index_block_hash,
+        microblock_sequence: m.microblock_sequence,
+        microblock_parent_hash: m.microblock_parent_hash,
+        parent_index_block_hash: b.parent_index_block_hash,
+        block_height: b.block_height,
+        block_hash: b.block_hash,
+        parent_burn_block_height: s?.parent_burn_block_height ?? b.parent_burn_block_height,
+        parent_burn_block_hash: s?.parent_burn_block_hash ?? b.parent_burn_block_hash,
+        parent_burn_block_time: s?.parent_burn_block_time ?? b.parent_burn_block_time,
+        block_time: s?.block_time ?? b.block_time,
+        tx_count: m.tx_count,
+        microblock_canonical: true,
+        canonical,
+      };
+    });
+  await insertRows(tx, 'microblocks', fromMessage, seq);
+
+  if (canonical) {
+    // Streamed microblocks of the parent that this block does not accept are orphaned (a microblock fork).
     const rejected = streamed.filter((m) => !accepted.has(m.microblock_hash)).map((m) => m.microblock_hash);
-    // Unconfirmed copies of confirmed microblocks are superseded by the anchored rows.
-    await tx`DELETE FROM events WHERE index_block_hash = '' AND microblock_hash = ANY(${acceptedHashes})`;
-    await tx`DELETE FROM txs WHERE index_block_hash = '' AND microblock_hash = ANY(${acceptedHashes})`;
-    await tx`DELETE FROM microblocks WHERE index_block_hash = '' AND microblock_hash = ANY(${acceptedHashes})`;
     if (rejected.length) {
       await tx`UPDATE microblocks SET microblock_canonical = false WHERE index_block_hash = '' AND microblock_hash = ANY(${rejected})`;
+      await tx`UPDATE events SET microblock_canonical = false WHERE index_block_hash = '' AND microblock_hash = ANY(${rejected})`;
       const back = await tx<{ tx_id: string }[]>`
         UPDATE txs SET microblock_canonical = false WHERE index_block_hash = '' AND microblock_hash = ANY(${rejected})
         RETURNING tx_id`;
-      await tx`UPDATE events SET microblock_canonical = false WHERE index_block_hash = '' AND microblock_hash = ANY(${rejected})`;
-      result.txIds.push(...back.map((r) => r.tx_id));
+      result.unconfirmedOrphans.push(...back.map((r) => r.tx_id));
     }
-  }
-
-  if (canonical) {
     const p = u.pox;
     await tx`INSERT INTO chain_state (id, pox_v1_unlock_height, pox_v2_unlock_height, pox_v3_unlock_height)
       VALUES (1, ${p.pox_v1_unlock_height}, ${p.pox_v2_unlock_height}, ${p.pox_v3_unlock_height})
       ON CONFLICT (id) DO UPDATE SET pox_v1_unlock_height = EXCLUDED.pox_v1_unlock_height,
         pox_v2_unlock_height = EXCLUDED.pox_v2_unlock_height, pox_v3_unlock_height = EXCLUDED.pox_v3_unlock_height`;
+    const ids = (await tx<{ tx_id: string }[]>`SELECT tx_id FROM txs WHERE index_block_hash = ${b.index_block_hash}`).map(
+      (r) => r.tx_id,
+    );
+    await reconcileMempool(tx, ids, result);
   }
-
-  await reconcileMempool(tx, txs.map((t) => t.tx_id), result);
 }
 
+/** Is this tx mined in a canonical block (or a canonical microblock on the tip)? */
+const MINED = `EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = m.tx_id AND t.canonical AND t.microblock_canonical)`;
+
 /**
- * Brings mempool_txs in line with the canonical chain for the given tx ids plus everything a reorg moved:
- * mined txs leave the mempool (and prune other pending txs of the same sender and nonce); txs of orphaned blocks
- * that are not mined on the new branch return to it.
+ * Brings mempool_txs in line with the chain for the given tx ids plus everything a reorg or a microblock fork moved:
+ * mined txs leave the mempool (and prune other pending txs of the same sender and nonce); txs that are no longer mined
+ * anywhere canonical return to it (created from the tx row if the node never sent them to the mempool).
  */
 async function reconcileMempool(tx: Tx, minedCandidates: string[], result: IngestResult) {
   await tx`SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK})`;
   let ids = minedCandidates;
+  let orphanIds: string[] = [...result.unconfirmedOrphans];
   if (result.orphanedBlocks.length || result.restoredBlocks.length) {
     const moved = await tx<{ tx_id: string }[]>`
       SELECT DISTINCT tx_id FROM txs WHERE index_block_hash = ANY(${[...result.orphanedBlocks, ...result.restoredBlocks]})`;
-    ids = [...new Set([...ids, ...moved.map((r) => r.tx_id)])];
+    orphanIds = [...orphanIds, ...moved.map((r) => r.tx_id)];
   }
+  ids = [...new Set([...ids, ...orphanIds])];
   if (!ids.length) return;
-  const mined = await tx<{ tx_id: string }[]>`
-    UPDATE mempool_txs m SET pruned = true, status = 'mined'
-    WHERE m.tx_id = ANY(${ids}) AND NOT m.pruned
-      AND EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = m.tx_id AND t.canonical AND t.microblock_canonical AND t.index_block_hash <> '')
-    RETURNING tx_id`;
-  const back = await tx<{ tx_id: string }[]>`
-    UPDATE mempool_txs m SET pruned = false, status = 'pending'
-    WHERE m.tx_id = ANY(${ids}) AND m.status = 'mined'
-      AND NOT EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = m.tx_id AND t.canonical AND t.microblock_canonical AND t.index_block_hash <> '')
-    RETURNING tx_id`;
-  // Other pending txs with the same sender and nonce as a mined one can never be mined now.
-  const replaced = await tx<{ tx_id: string }[]>`
-    UPDATE mempool_txs m SET pruned = true, status = 'dropped_replace_across_fork'
-    FROM txs t
-    WHERE t.tx_id = ANY(${ids}) AND t.canonical AND t.microblock_canonical AND t.index_block_hash <> ''
-      AND m.sender_address = t.sender_address AND m.nonce = t.nonce AND m.tx_id <> t.tx_id AND NOT m.pruned
-    RETURNING m.tx_id`;
-  result.txIds.push(...mined.map((r) => r.tx_id), ...back.map((r) => r.tx_id), ...replaced.map((r) => r.tx_id));
+  const mined = await tx.unsafe<{ tx_id: string }[]>(
+    `UPDATE mempool_txs m SET pruned = true WHERE m.tx_id = ANY($1) AND NOT m.pruned AND ${MINED} RETURNING tx_id`,
+    [ids],
+  );
+  // Orphaned txs that are not mined on the new branch return to the mempool (coinbase and tenure changes never do).
+  const tip = await canonicalTip(tx);
+  const restored = await tx.unsafe<{ tx_id: string }[]>(
+    `INSERT INTO mempool_txs (tx_id, raw_tx, tx_type, nonce, fee_rate, sender_address, sponsor_address, sponsored,
+       token_transfer_recipient, token_transfer_amount, contract_call_contract_id, smart_contract_contract_id, byte_size,
+       api, receipt_time, receipt_block_height, status, pruned, replaced_by_tx_id, seq)
+     SELECT DISTINCT ON (o.tx_id) o.tx_id, o.raw_tx, o.tx_type, o.nonce, o.fee_rate, o.sender_address, o.sponsor_address,
+       o.sponsored, o.token_transfer_recipient, o.token_transfer_amount, o.contract_call_contract_id,
+       o.smart_contract_contract_id, (length(o.raw_tx) - 2) / 2, o.api, $3, $2, 'pending', false, NULL, o.seq
+     FROM txs o
+     WHERE o.tx_id = ANY($1) AND o.tx_type NOT IN ('coinbase', 'tenure_change', 'poison_microblock')
+       AND NOT EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = o.tx_id AND t.canonical AND t.microblock_canonical)
+     ON CONFLICT (tx_id) DO UPDATE SET pruned = false, status = 'pending', replaced_by_tx_id = NULL
+       WHERE mempool_txs.pruned AND mempool_txs.status = 'pending'
+     RETURNING tx_id`,
+    [orphanIds, tip?.block_height ?? 0, Math.floor(Date.now() / 1000)],
+  );
+  result.txIds.push(...mined.map((r) => r.tx_id), ...restored.map((r) => r.tx_id));
 }
 
 // ------------------------------------------------------------------------------------------------
 // microblocks
 
+/**
+ * An unconfirmed microblock stream on the canonical tip. As the reference does, a stream whose parent is not the tip,
+ * or that has a gap (its first microblock's parent is missing), is not stored (the message is still logged raw).
+ */
 async function ingestMicroblocks(tx: Tx, u: Extract<ChainUpdate, { kind: 'microblocks' }>, result: IngestResult) {
+  const tip = await canonicalTip(tx);
+  if (!tip || tip.index_block_hash !== u.parentIndexBlockHash) {
+    result.ignoredReason = 'microblock parent is not the canonical tip';
+    return;
+  }
+  const [parent] = await tx<{ block_height: number; block_hash: string }[]>`
+    SELECT block_height, block_hash FROM blocks WHERE index_block_hash = ${u.parentIndexBlockHash}`;
+  const existing = await tx<MicroblockRow[]>`
+    SELECT * FROM microblocks WHERE parent_index_block_hash = ${u.parentIndexBlockHash} AND index_block_hash = ''`;
+  const known = new Set(existing.map((m) => m.microblock_hash));
+  const incoming = u.microblocks.filter((m) => !known.has(m.microblock_hash));
+  if (!incoming.length) return;
+  // Gap check: walk from the newest microblock back to sequence 0.
+  const chain = new Map<string, { microblock_parent_hash: string; microblock_sequence: number }>(
+    [...existing.filter((m) => m.microblock_canonical), ...incoming].map((m) => [m.microblock_hash, m]),
+  );
+  const newest = incoming.reduce((a, m) => (m.microblock_sequence > a.microblock_sequence ? m : a));
+  const onChain = new Set<string>();
+  let cur: string | undefined = newest.microblock_hash;
+  let seqAtEnd = -1;
+  while (cur && chain.has(cur)) {
+    onChain.add(cur);
+    const m: { microblock_parent_hash: string; microblock_sequence: number } = chain.get(cur)!;
+    seqAtEnd = m.microblock_sequence;
+    cur = m.microblock_parent_hash;
+  }
+  if (seqAtEnd !== 0) {
+    result.ignoredReason = 'microblock stream has a gap';
+    return;
+  }
   const seq = await nextSeq(tx);
-  const [parent] = await tx<{ block_height: number; block_hash: string; canonical: boolean }[]>`
-    SELECT block_height, block_hash, canonical FROM blocks WHERE index_block_hash = ${u.parentIndexBlockHash}`;
-  // Microblocks already confirmed by a stored anchor block are not unconfirmed any more.
-  const known = await tx<{ microblock_hash: string }[]>`
-    SELECT microblock_hash FROM microblocks WHERE microblock_hash = ANY(${u.microblocks.map((m) => m.microblock_hash)})`;
-  const skip = new Set(known.map((r) => r.microblock_hash));
-  const height = parent ? parent.block_height + 1 : -1;
-  const canonical = parent ? parent.canonical : false;
+  const height = parent.block_height + 1;
   const now = Math.floor(Date.now() / 1000);
-  const microblocks: MicroblockRow[] = u.microblocks
-    .filter((m) => !skip.has(m.microblock_hash))
-    .map((m) => ({
-      ...m,
-      index_block_hash: '',
-      parent_index_block_hash: u.parentIndexBlockHash,
-      block_height: height,
-      block_hash: '',
-      parent_burn_block_height: u.burnBlockHeight,
-      parent_burn_block_hash: u.burnBlockHash,
-      parent_burn_block_time: u.burnBlockTime,
-      block_time: now,
-      microblock_canonical: true,
-      canonical,
-    }));
+  const keep = new Set(incoming.map((m) => m.microblock_hash));
+  const microblocks: MicroblockRow[] = incoming.map((m) => ({
+    ...m,
+    index_block_hash: '',
+    parent_index_block_hash: u.parentIndexBlockHash,
+    block_height: height,
+    block_hash: '',
+    parent_burn_block_height: u.burnBlockHeight,
+    parent_burn_block_hash: u.burnBlockHash,
+    parent_burn_block_time: u.burnBlockTime,
+    block_time: now,
+    microblock_canonical: true,
+    canonical: true,
+  }));
   const txs = u.txs
-    .filter((t) => !skip.has(t.microblock_hash))
-    .map((t) => ({ ...t, block_height: height, block_time: now, parent_block_hash: parent?.block_hash ?? '', canonical }));
-  const events = u.events
-    .filter((e) => !skip.has(e.microblock_hash))
-    .map((e) => ({ ...e, block_height: height, canonical }));
+    .filter((t) => keep.has(t.microblock_hash))
+    .map((t) => ({ ...t, block_height: height, block_time: now, parent_block_hash: parent.block_hash, canonical: true }));
+  const events = u.events.filter((e) => keep.has(e.microblock_hash)).map((e) => ({ ...e, block_height: height, canonical: true }));
   await insertRows(tx, 'microblocks', microblocks, seq);
   await insertRows(tx, 'txs', txs, seq);
   await insertRows(tx, 'events', events);
+  // Streamed microblocks that are not on the new stream's chain are orphaned (a microblock fork).
+  const forked = existing.filter((m) => m.microblock_canonical && !onChain.has(m.microblock_hash)).map((m) => m.microblock_hash);
+  if (forked.length) {
+    await tx`UPDATE microblocks SET microblock_canonical = false WHERE index_block_hash = '' AND microblock_hash = ANY(${forked})`;
+    await tx`UPDATE events SET microblock_canonical = false WHERE index_block_hash = '' AND microblock_hash = ANY(${forked})`;
+    const back = await tx<{ tx_id: string }[]>`
+      UPDATE txs SET microblock_canonical = false WHERE index_block_hash = '' AND microblock_hash = ANY(${forked})
+      RETURNING tx_id`;
+    result.unconfirmedOrphans.push(...back.map((r) => r.tx_id));
+  }
   result.txIds.push(...txs.map((t) => t.tx_id));
+  await reconcileMempool(tx, txs.map((t) => t.tx_id), result);
 }
 
 // ------------------------------------------------------------------------------------------------
