@@ -1,0 +1,138 @@
+/**
+ * Database rows → the reference API's JSON. Pure functions, no I/O: every REST route and every push message uses these,
+ * so one object always has one shape.
+ */
+import { withContractAbi } from '../chain/contract-call.js';
+import { clarityValue } from '../chain/clarity.js';
+import type { TxStaticJson } from '../chain/tx.js';
+
+/** ISO string of unix seconds, as the reference prints it ("" for non-positive times where it does). */
+export function isoTime(seconds: number): string {
+  return new Date(seconds * 1000).toISOString();
+}
+
+function isoIfPositive(seconds: number): string {
+  return seconds > 0 ? isoTime(seconds) : '';
+}
+
+/** A txs row joined with the called contract's ABI (`abi`). */
+export interface TxDbRow {
+  tx_id: string;
+  index_block_hash: string;
+  microblock_hash: string;
+  block_hash: string;
+  block_height: number;
+  block_time: number;
+  burn_block_time: number;
+  burn_block_height: number;
+  parent_burn_block_time: number;
+  parent_block_hash: string;
+  tx_index: number;
+  microblock_sequence: number;
+  status: string;
+  raw_result: string;
+  vm_error: string | null;
+  event_count: number;
+  execution_cost_read_count: number;
+  execution_cost_read_length: number;
+  execution_cost_runtime: number;
+  execution_cost_write_count: number;
+  execution_cost_write_length: number;
+  api: TxStaticJson;
+  canonical: boolean;
+  microblock_canonical: boolean;
+  abi?: unknown;
+}
+
+export interface MempoolDbRow {
+  tx_id: string;
+  api: TxStaticJson;
+  status: string;
+  replaced_by_tx_id: string | null;
+  receipt_time: number;
+  abi?: unknown;
+}
+
+export interface TxJsonOptions {
+  /** events to embed (tx lookups); omitted → [] */
+  events?: unknown[];
+  excludeFunctionArgs?: boolean;
+}
+
+/** Splits the static JSON into the fields before and after the block placement (the reference's key order). */
+function staticParts(api: TxStaticJson, abi: unknown, excludeFunctionArgs?: boolean) {
+  const full = withContractAbi(api, abi as never, { excludeFunctionArgs }) as unknown as Record<string, unknown>;
+  const head: Record<string, unknown> = {};
+  const tail: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(full)) {
+    if (k === 'tx_type' || k in TYPE_PAYLOAD_KEYS) tail[k] = v;
+    else head[k] = v;
+  }
+  return { head, tail };
+}
+
+const TYPE_PAYLOAD_KEYS: Record<string, true> = {
+  token_transfer: true,
+  smart_contract: true,
+  contract_call: true,
+  poison_microblock: true,
+  coinbase_payload: true,
+  tenure_change_payload: true,
+};
+
+/** A mined transaction (confirmed form; also unanchored microblock txs). */
+export function txJson(row: TxDbRow, opts: TxJsonOptions = {}): Record<string, unknown> {
+  const { head, tail } = staticParts(row.api, row.abi, opts.excludeFunctionArgs);
+  const blockTime = row.block_time || row.burn_block_time;
+  const blockHash = row.block_hash || '0x';
+  return {
+    ...head,
+    block_hash: blockHash,
+    block_height: row.block_height,
+    block_time: blockTime,
+    block_time_iso: blockTime ? isoTime(blockTime) : isoIfPositive(row.burn_block_time),
+    burn_block_time: row.burn_block_time,
+    burn_block_height: row.burn_block_height,
+    burn_block_time_iso: isoIfPositive(row.burn_block_time),
+    parent_burn_block_time: row.parent_burn_block_time,
+    parent_burn_block_time_iso: isoIfPositive(row.parent_burn_block_time),
+    canonical: row.canonical,
+    tx_index: row.tx_index,
+    tx_status: row.status,
+    tx_result: clarityValue(row.raw_result),
+    event_count: row.event_count,
+    parent_block_hash: row.parent_block_hash,
+    is_unanchored: blockHash === '0x',
+    microblock_hash: row.microblock_hash || '0x',
+    microblock_sequence: row.microblock_sequence,
+    microblock_canonical: row.microblock_canonical,
+    execution_cost_read_count: row.execution_cost_read_count,
+    execution_cost_read_length: row.execution_cost_read_length,
+    execution_cost_runtime: row.execution_cost_runtime,
+    execution_cost_write_count: row.execution_cost_write_count,
+    execution_cost_write_length: row.execution_cost_write_length,
+    vm_error: row.vm_error,
+    events: opts.events ?? [],
+    ...tail,
+  };
+}
+
+/** A mempool transaction (pending, or dropped with its status). */
+export function mempoolTxJson(row: MempoolDbRow, opts: { excludeFunctionArgs?: boolean; status?: string } = {}): Record<string, unknown> {
+  const { head, tail } = staticParts(row.api, row.abi, opts.excludeFunctionArgs);
+  return {
+    ...head,
+    tx_status: opts.status ?? row.status,
+    replaced_by_tx_id: row.replaced_by_tx_id,
+    receipt_time: row.receipt_time,
+    receipt_time_iso: isoTime(row.receipt_time),
+    ...tail,
+  };
+}
+
+/** SQL fragment (postgres.js unsafe text) selecting the ABI of the contract a tx calls, as the reference picks it. */
+export const ABI_SUBQUERY = `(
+  SELECT d.contract_abi FROM txs d
+  WHERE d.smart_contract_contract_id = x.contract_call_contract_id AND d.contract_abi IS NOT NULL
+  ORDER BY d.canonical DESC, d.microblock_canonical DESC, d.block_height DESC LIMIT 1
+) AS abi`;
