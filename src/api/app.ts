@@ -5,6 +5,10 @@ import { Router } from '../http/router.js';
 import { mapUnavailable } from '../http/errors.js';
 import type { ApiContext } from './context.js';
 import { registerStatusRoutes } from './routes/status.js';
+import { registerBlocksRoutes } from './routes/blocks.js';
+import { registerTxsRoutes } from './routes/txs.js';
+import { registerEventsRoutes } from './routes/events.js';
+import { registerAddressesRoutes } from './routes/addresses.js';
 
 export interface ApiApp {
   app: TemplatedApp;
@@ -20,5 +24,9 @@ export function createApiApp(ctx: ApiContext, opts: { log: Logger; trustProxy?: 
     mapError: mapUnavailable,
   });
   registerStatusRoutes(router, ctx);
+  registerBlocksRoutes(router, ctx);
+  registerTxsRoutes(router, ctx);
+  registerEventsRoutes(router, ctx);
+  registerAddressesRoutes(router, ctx);
   return { app, router };
 }

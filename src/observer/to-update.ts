@@ -189,8 +189,16 @@ export function blockUpdate(msg: NewBlockMessage): ChainUpdate {
   }));
 
   const parentMicroblock = normalizeHex(msg.parent_microblock);
-  const anchored = msg.anchored_cost ? cost(msg.anchored_cost) : ZERO_COST;
-  const streamed = msg.confirmed_microblocks_cost ? cost(msg.confirmed_microblocks_cost) : ZERO_COST;
+  // The reference sums the costs of every tx in the message (anchored and microblock-confirmed); it ignores the
+  // node's anchored_cost / confirmed_microblocks_cost, which older nodes do not send at all.
+  const blockCost = { ...ZERO_COST };
+  for (const t of txs) {
+    blockCost.execution_cost_read_count += t.execution_cost_read_count;
+    blockCost.execution_cost_read_length += t.execution_cost_read_length;
+    blockCost.execution_cost_runtime += t.execution_cost_runtime;
+    blockCost.execution_cost_write_count += t.execution_cost_write_count;
+    blockCost.execution_cost_write_length += t.execution_cost_write_length;
+  }
   return {
     kind: 'block',
     block: {
@@ -215,11 +223,7 @@ export function blockUpdate(msg: NewBlockMessage): ChainUpdate {
       signer_bitvec: msg.signer_bitvec ?? null,
       signer_signature_hash: msg.signer_signature_hash ? normalizeHex(msg.signer_signature_hash) : null,
       tx_count: txs.length,
-      execution_cost_read_count: anchored.execution_cost_read_count + streamed.execution_cost_read_count,
-      execution_cost_read_length: anchored.execution_cost_read_length + streamed.execution_cost_read_length,
-      execution_cost_runtime: anchored.execution_cost_runtime + streamed.execution_cost_runtime,
-      execution_cost_write_count: anchored.execution_cost_write_count + streamed.execution_cost_write_count,
-      execution_cost_write_length: anchored.execution_cost_write_length + streamed.execution_cost_write_length,
+      ...blockCost,
       canonical: true,
     },
     txs,

@@ -33,6 +33,7 @@ const common: postgres.Options<Record<string, postgres.PostgresType>> = {
     },
   },
   connection: { application_name: 'stacks-pulse' },
+  connect_timeout: 5,
 };
 
 /** Connects to PostgreSQL, or starts embedded PGlite in `dataDir` and connects to it through its socket server. */
