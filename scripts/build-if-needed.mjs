@@ -16,7 +16,7 @@ function newest(dir) {
   return t;
 }
 
-const stale = !existsSync(out) || newest(path.join(root, 'src')) > statSync(out).mtimeMs;
+const stale = !existsSync(out) || Math.max(newest(path.join(root, 'src')), newest(path.join(root, 'load'))) > statSync(out).mtimeMs;
 if (stale) {
   process.stderr.write('building stacks-pulse (tsc)...\n');
   execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.json')], {

@@ -40,19 +40,33 @@ function json(rows: unknown): string {
   return JSON.stringify(rows);
 }
 
-async function insertRows(tx: Tx, table: 'txs' | 'events' | 'microblocks' | 'miner_rewards', rows: object[], seq?: number) {
-  if (!rows.length) return;
+function insertRows(tx: Tx, table: 'txs' | 'events' | 'microblocks' | 'miner_rewards', rows: object[], seq?: number): Promise<unknown> {
+  if (!rows.length) return Promise.resolve();
   const withSeq = seq === undefined ? rows : rows.map((r) => ({ ...r, seq }));
   // one parameter, any number of rows: no bind-parameter limit on genesis-sized blocks
-  await tx.unsafe(
+  return tx.unsafe(
     `INSERT INTO ${table} SELECT * FROM json_populate_recordset(NULL::${table}, $1::text::json) ON CONFLICT DO NOTHING`,
     [json(withSeq)],
   );
 }
 
-async function nextSeq(tx: Tx): Promise<number> {
-  const [r] = await tx<{ seq: number }[]>`SELECT nextval('change_seq')::bigint AS seq`;
-  return r.seq;
+function emptyResult(update: ChainUpdate, eventId: number | null): IngestResult {
+  return {
+    applied: eventId !== null,
+    eventId,
+    kind: update.kind,
+    orphanedBlocks: [],
+    restoredBlocks: [],
+    txIds: [],
+    unconfirmedOrphans: [],
+  };
+}
+
+/** Inserts the raw message; RETURNING runs only for a new message, so a duplicate consumes no sequence value. */
+function logMessage(tx: Tx, path: string, body: string) {
+  return tx<{ id: number; seq: number }[]>`
+    INSERT INTO event_log (path, body_sha256, body) VALUES (${path}, ${bodySha256(body)}, ${body})
+    ON CONFLICT (path, body_sha256) DO NOTHING RETURNING id, nextval('change_seq')::bigint AS seq`;
 }
 
 export async function ingestMessage(
@@ -61,41 +75,28 @@ export async function ingestMessage(
   body: string,
   update: ChainUpdate,
 ): Promise<IngestResult> {
+  // Single-statement messages need no explicit transaction (one statement is atomic): one round trip.
+  if (update.kind === 'burn_block') return ingestBurnBlock(sql, path, body, update);
+  if (update.kind === 'raw') {
+    const [logged] = await logMessage(sql, path, body);
+    return emptyResult(update, logged?.id ?? null);
+  }
   return (await sql.begin(async (tx) => {
     const t = tx as unknown as Tx;
-    const logged = await t<{ id: number }[]>`
-      INSERT INTO event_log (path, body_sha256, body) VALUES (${path}, ${bodySha256(body)}, ${body})
-      ON CONFLICT (path, body_sha256) DO NOTHING RETURNING id`;
-    const result: IngestResult = {
-      applied: logged.length > 0,
-      eventId: logged[0]?.id ?? null,
-      kind: update.kind,
-      orphanedBlocks: [],
-      restoredBlocks: [],
-      txIds: [],
-      unconfirmedOrphans: [],
-    };
-    if (!result.applied) return result;
     switch (update.kind) {
       case 'block':
-        await ingestBlock(t, update, result);
-        break;
-      case 'microblocks':
-        await ingestMicroblocks(t, update, result);
-        break;
-      case 'burn_block':
-        await ingestBurnBlock(t, update);
-        break;
+        return ingestBlock(t, path, body, update);
       case 'mempool':
-        await ingestMempool(t, update, result);
-        break;
+        return ingestMempool(t, path, body, update);
       case 'drop_mempool':
-        await dropMempool(t, update, result);
-        break;
-      case 'raw':
-        break;
+        return dropMempool(t, path, body, update);
+      case 'microblocks': {
+        const [logged] = await logMessage(t, path, body);
+        const result = emptyResult(update, logged?.id ?? null);
+        if (logged) await ingestMicroblocks(t, update, result, logged.seq);
+        return result;
+      }
     }
-    return result;
   })) as IngestResult;
 }
 
@@ -131,9 +132,9 @@ async function setCanonical(tx: Tx, blocks: string[], canonical: boolean) {
 async function placeBlock(
   tx: Tx,
   block: { index_block_hash: string; parent_index_block_hash: string; block_height: number },
+  tip: { index_block_hash: string; block_height: number } | undefined,
   result: IngestResult,
 ): Promise<boolean> {
-  const tip = await canonicalTip(tx);
   if (block.block_height <= (tip?.block_height ?? 0)) return false;
   if (!tip || tip.index_block_hash === block.parent_index_block_hash) return true;
   // Walk back from the parent through stored non-canonical blocks to the fork point.
@@ -164,41 +165,46 @@ async function placeBlock(
  * separate block 0, which is stored non-canonical; its txs and events are re-homed into block 1 with tx_index + 1,
  * so they line up with older nodes that send them inside block 1 after the coinbase.
  */
-async function adoptBootBlockTxs(tx: Tx, b: Extract<ChainUpdate, { kind: 'block' }>['block'], canonical: boolean) {
-  const [boot] = await tx<{ index_block_hash: string }[]>`
-    SELECT index_block_hash FROM blocks WHERE block_height = 0 AND index_block_hash = ${b.parent_index_block_hash}`;
-  if (!boot) return;
-  await tx`
-    UPDATE txs SET canonical = ${canonical}, block_height = ${b.block_height}, tx_index = tx_index + 1,
-      block_hash = ${b.block_hash}, index_block_hash = ${b.index_block_hash}, burn_block_height = ${b.burn_block_height},
-      burn_block_time = ${b.burn_block_time}, block_time = ${b.block_time}, parent_block_hash = ${b.parent_block_hash}
-    WHERE index_block_hash = ${boot.index_block_hash}`;
-  await tx`
-    UPDATE events SET canonical = ${canonical}, block_height = ${b.block_height}, tx_index = tx_index + 1,
-      index_block_hash = ${b.index_block_hash}
-    WHERE index_block_hash = ${boot.index_block_hash}`;
+function adoptBootBlockTxs(tx: Tx, b: Extract<ChainUpdate, { kind: 'block' }>['block'], bootHash: string, canonical: boolean) {
+  return Promise.all([
+    tx`
+      UPDATE txs SET canonical = ${canonical}, block_height = ${b.block_height}, tx_index = tx_index + 1,
+        block_hash = ${b.block_hash}, index_block_hash = ${b.index_block_hash}, burn_block_height = ${b.burn_block_height},
+        burn_block_time = ${b.burn_block_time}, block_time = ${b.block_time}, parent_block_hash = ${b.parent_block_hash}
+      WHERE index_block_hash = ${bootHash}`,
+    tx`
+      UPDATE events SET canonical = ${canonical}, block_height = ${b.block_height}, tx_index = tx_index + 1,
+        index_block_hash = ${b.index_block_hash}
+      WHERE index_block_hash = ${bootHash}`,
+  ]);
 }
 
 type MicroblockRef = { microblock_hash: string; microblock_sequence: number; microblock_parent_hash: string; tx_count: number };
 
-async function ingestBlock(tx: Tx, u: Extract<ChainUpdate, { kind: 'block' }>, result: IngestResult) {
+async function ingestBlock(tx: Tx, path: string, body: string, u: Extract<ChainUpdate, { kind: 'block' }>): Promise<IngestResult> {
   const b = u.block;
-  const [exists] = await tx`SELECT 1 FROM blocks WHERE index_block_hash = ${b.index_block_hash}`;
-  if (exists) return; // the same block in another encoding: already stored
-  const seq = await nextSeq(tx);
-  const canonical = await placeBlock(tx, b, result);
-  if (b.block_height === 1) await adoptBootBlockTxs(tx, b, canonical);
-  await tx.unsafe(
-    `INSERT INTO blocks SELECT * FROM json_populate_record(NULL::blocks, $1::text::json)`,
-    [json({ ...b, canonical, seq })],
-  );
+  // One round trip: the raw message and every read the block needs (statements are pipelined on the connection).
+  const [logged, exists, tipRows, streamed, boot] = await Promise.all([
+    logMessage(tx, path, body),
+    tx`SELECT 1 FROM blocks WHERE index_block_hash = ${b.index_block_hash}`,
+    tx<{ index_block_hash: string; block_height: number }[]>`
+      SELECT index_block_hash, block_height FROM blocks WHERE canonical ORDER BY block_height DESC LIMIT 1`,
+    tx<MicroblockRow[]>`
+      SELECT * FROM microblocks WHERE parent_index_block_hash = ${b.parent_index_block_hash} AND index_block_hash = ''`,
+    b.block_height === 1
+      ? tx<{ index_block_hash: string }[]>`
+          SELECT index_block_hash FROM blocks WHERE block_height = 0 AND index_block_hash = ${b.parent_index_block_hash}`
+      : Promise.resolve([] as { index_block_hash: string }[]),
+  ]);
+  const result = emptyResult(u, logged[0]?.id ?? null);
+  if (!logged.length || exists.length) return result; // a duplicate, or the same block in another encoding
+  const seq = logged[0].seq;
+  const canonical = await placeBlock(tx, b, tipRows[0], result);
   if (canonical) result.canonicalBlock = b.index_block_hash;
 
   // Microblocks of the parent's stream that this block confirms: those its tx list names, plus the chain of
   // streamed (unconfirmed) microblocks that ends at its parent_microblock.
   const accepted = new Map<string, MicroblockRef>(u.confirmedMicroblocks.map((m) => [m.microblock_hash, m]));
-  const streamed = await tx<MicroblockRow[]>`
-    SELECT * FROM microblocks WHERE parent_index_block_hash = ${b.parent_index_block_hash} AND index_block_hash = ''`;
   const streamedByHash = new Map(streamed.map((m) => [m.microblock_hash, m]));
   if (b.parent_microblock_hash) {
     let h: string | undefined = b.parent_microblock_hash;
@@ -213,27 +219,10 @@ async function ingestBlock(tx: Tx, u: Extract<ChainUpdate, { kind: 'block' }>, r
   const adopted = new Set(adopt);
   const txs: TxRow[] = u.txs.filter((t) => !adopted.has(t.microblock_hash)).map((t) => ({ ...t, canonical }));
   const events: EventRow[] = u.events.filter((e) => !adopted.has(e.microblock_hash)).map((e) => ({ ...e, canonical }));
-  if (adopt.length) {
-    await tx`
-      UPDATE txs SET index_block_hash = ${b.index_block_hash}, block_hash = ${b.block_hash},
-        burn_block_time = ${b.burn_block_time}, burn_block_height = ${b.burn_block_height},
-        canonical = true, microblock_canonical = true
-      WHERE index_block_hash = '' AND microblock_hash = ANY(${adopt})`;
-    await tx`
-      UPDATE events SET index_block_hash = ${b.index_block_hash}, canonical = true, microblock_canonical = true
-      WHERE index_block_hash = '' AND microblock_hash = ANY(${adopt})`;
-    await tx`
-      UPDATE microblocks SET index_block_hash = ${b.index_block_hash}, block_hash = ${b.block_hash},
-        canonical = true, microblock_canonical = true
-      WHERE index_block_hash = '' AND microblock_hash = ANY(${adopt})`;
-  }
-  await insertRows(tx, 'txs', txs, seq);
-  await insertRows(tx, 'events', events);
-  await insertRows(tx, 'miner_rewards', u.minerRewards.map((r) => ({ ...r, canonical })));
   const fromMessage: MicroblockRow[] = [...accepted.values()]
     .filter((m) => !adopted.has(m.microblock_hash))
     .map((m) => {
-      const s = streamedByHash.get(m.microblock_hash);
+      const st = streamedByHash.get(m.microblock_hash);
       return {
         microblock_hash: m.microblock_hash,
         index_block_hash: b.index_block_hash,
@@ -242,38 +231,81 @@ async function ingestBlock(tx: Tx, u: Extract<ChainUpdate, { kind: 'block' }>, r
         parent_index_block_hash: b.parent_index_block_hash,
         block_height: b.block_height,
         block_hash: b.block_hash,
-        parent_burn_block_height: s?.parent_burn_block_height ?? b.parent_burn_block_height,
-        parent_burn_block_hash: s?.parent_burn_block_hash ?? b.parent_burn_block_hash,
-        parent_burn_block_time: s?.parent_burn_block_time ?? b.parent_burn_block_time,
-        block_time: s?.block_time ?? b.block_time,
+        parent_burn_block_height: st?.parent_burn_block_height ?? b.parent_burn_block_height,
+        parent_burn_block_hash: st?.parent_burn_block_hash ?? b.parent_burn_block_hash,
+        parent_burn_block_time: st?.parent_burn_block_time ?? b.parent_burn_block_time,
+        block_time: st?.block_time ?? b.block_time,
         tx_count: m.tx_count,
         microblock_canonical: true,
         canonical,
       };
     });
-  await insertRows(tx, 'microblocks', fromMessage, seq);
+  // Streamed microblocks of the parent that a canonical block does not accept are orphaned (a microblock fork).
+  const rejected = canonical ? streamed.filter((m) => !accepted.has(m.microblock_hash)).map((m) => m.microblock_hash) : [];
 
+  // One round trip for every write.
+  const writes: Promise<unknown>[] = [];
+  if (boot.length) writes.push(adoptBootBlockTxs(tx, b, boot[0].index_block_hash, canonical));
+  writes.push(
+    tx.unsafe(`INSERT INTO blocks SELECT * FROM json_populate_record(NULL::blocks, $1::text::json)`, [
+      json({ ...b, canonical, seq }),
+    ]),
+  );
+  if (adopt.length) {
+    writes.push(
+      tx`
+        UPDATE txs SET index_block_hash = ${b.index_block_hash}, block_hash = ${b.block_hash},
+          burn_block_time = ${b.burn_block_time}, burn_block_height = ${b.burn_block_height},
+          canonical = true, microblock_canonical = true
+        WHERE index_block_hash = '' AND microblock_hash = ANY(${adopt})`,
+      tx`
+        UPDATE events SET index_block_hash = ${b.index_block_hash}, canonical = true, microblock_canonical = true
+        WHERE index_block_hash = '' AND microblock_hash = ANY(${adopt})`,
+      tx`
+        UPDATE microblocks SET index_block_hash = ${b.index_block_hash}, block_hash = ${b.block_hash},
+          canonical = true, microblock_canonical = true
+        WHERE index_block_hash = '' AND microblock_hash = ANY(${adopt})`,
+    );
+  }
+  writes.push(
+    insertRows(tx, 'txs', txs, seq),
+    insertRows(tx, 'events', events),
+    insertRows(tx, 'miner_rewards', u.minerRewards.map((r) => ({ ...r, canonical }))),
+    insertRows(tx, 'microblocks', fromMessage, seq),
+  );
+  let orphanedUnconfirmed: Promise<{ tx_id: string }[]> | undefined;
+  if (rejected.length) {
+    writes.push(
+      tx`UPDATE microblocks SET microblock_canonical = false WHERE index_block_hash = '' AND microblock_hash = ANY(${rejected})`,
+      tx`UPDATE events SET microblock_canonical = false WHERE index_block_hash = '' AND microblock_hash = ANY(${rejected})`,
+    );
+    orphanedUnconfirmed = tx<{ tx_id: string }[]>`
+      UPDATE txs SET microblock_canonical = false WHERE index_block_hash = '' AND microblock_hash = ANY(${rejected})
+      RETURNING tx_id`;
+    writes.push(orphanedUnconfirmed);
+  }
   if (canonical) {
-    // Streamed microblocks of the parent that this block does not accept are orphaned (a microblock fork).
-    const rejected = streamed.filter((m) => !accepted.has(m.microblock_hash)).map((m) => m.microblock_hash);
-    if (rejected.length) {
-      await tx`UPDATE microblocks SET microblock_canonical = false WHERE index_block_hash = '' AND microblock_hash = ANY(${rejected})`;
-      await tx`UPDATE events SET microblock_canonical = false WHERE index_block_hash = '' AND microblock_hash = ANY(${rejected})`;
-      const back = await tx<{ tx_id: string }[]>`
-        UPDATE txs SET microblock_canonical = false WHERE index_block_hash = '' AND microblock_hash = ANY(${rejected})
-        RETURNING tx_id`;
-      result.unconfirmedOrphans.push(...back.map((r) => r.tx_id));
-    }
     const p = u.pox;
-    await tx`INSERT INTO chain_state (id, pox_v1_unlock_height, pox_v2_unlock_height, pox_v3_unlock_height)
+    writes.push(tx`
+      INSERT INTO chain_state (id, pox_v1_unlock_height, pox_v2_unlock_height, pox_v3_unlock_height)
       VALUES (1, ${p.pox_v1_unlock_height}, ${p.pox_v2_unlock_height}, ${p.pox_v3_unlock_height})
       ON CONFLICT (id) DO UPDATE SET pox_v1_unlock_height = EXCLUDED.pox_v1_unlock_height,
-        pox_v2_unlock_height = EXCLUDED.pox_v2_unlock_height, pox_v3_unlock_height = EXCLUDED.pox_v3_unlock_height`;
-    const ids = (await tx<{ tx_id: string }[]>`SELECT tx_id FROM txs WHERE index_block_hash = ${b.index_block_hash}`).map(
-      (r) => r.tx_id,
-    );
-    await reconcileMempool(tx, ids, result);
+        pox_v2_unlock_height = EXCLUDED.pox_v2_unlock_height, pox_v3_unlock_height = EXCLUDED.pox_v3_unlock_height
+      WHERE (chain_state.pox_v1_unlock_height, chain_state.pox_v2_unlock_height, chain_state.pox_v3_unlock_height)
+        IS DISTINCT FROM (EXCLUDED.pox_v1_unlock_height, EXCLUDED.pox_v2_unlock_height, EXCLUDED.pox_v3_unlock_height)`);
   }
+  await Promise.all(writes);
+  if (orphanedUnconfirmed) result.unconfirmedOrphans.push(...(await orphanedUnconfirmed).map((r) => r.tx_id));
+  if (canonical) {
+    const minedIds = new Set(txs.map((t) => t.tx_id));
+    // adopted streamed txs are mined now too
+    if (adopt.length) {
+      const rows = await tx<{ tx_id: string }[]>`SELECT tx_id FROM txs WHERE index_block_hash = ${b.index_block_hash} AND microblock_hash = ANY(${adopt})`;
+      for (const r of rows) minedIds.add(r.tx_id);
+    }
+    await reconcileMempool(tx, [...minedIds], result);
+  }
+  return result;
 }
 
 /** Is this tx mined in a canonical block (or a canonical microblock on the tip)? */
@@ -285,38 +317,52 @@ const MINED = `EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = m.tx_id AND t.canonic
  * anywhere canonical return to it (created from the tx row if the node never sent them to the mempool).
  */
 async function reconcileMempool(tx: Tx, minedCandidates: string[], result: IngestResult) {
-  await tx`SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK})`;
-  let ids = minedCandidates;
-  let orphanIds: string[] = [...result.unconfirmedOrphans];
-  if (result.orphanedBlocks.length || result.restoredBlocks.length) {
-    const moved = await tx<{ tx_id: string }[]>`
-      SELECT DISTINCT tx_id FROM txs WHERE index_block_hash = ANY(${[...result.orphanedBlocks, ...result.restoredBlocks]})`;
-    orphanIds = [...orphanIds, ...moved.map((r) => r.tx_id)];
-  }
-  ids = [...new Set([...ids, ...orphanIds])];
+  const reorg = result.orphanedBlocks.length > 0 || result.restoredBlocks.length > 0;
+  const [, moved] = await Promise.all([
+    tx`SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK})`,
+    reorg
+      ? tx<{ tx_id: string }[]>`
+          SELECT DISTINCT tx_id FROM txs WHERE index_block_hash = ANY(${[...result.orphanedBlocks, ...result.restoredBlocks]})`
+      : Promise.resolve([] as { tx_id: string }[]),
+  ]);
+  const orphanIds = [...result.unconfirmedOrphans, ...moved.map((r) => r.tx_id)];
+  const ids = [...new Set([...minedCandidates, ...orphanIds])];
   if (!ids.length) return;
-  const mined = await tx.unsafe<{ tx_id: string }[]>(
-    `UPDATE mempool_txs m SET pruned = true WHERE m.tx_id = ANY($1) AND NOT m.pruned AND ${MINED} RETURNING tx_id`,
-    [ids],
-  );
-  // Orphaned txs that are not mined on the new branch return to the mempool (coinbase and tenure changes never do).
-  const tip = await canonicalTip(tx);
-  const restored = await tx.unsafe<{ tx_id: string }[]>(
-    `INSERT INTO mempool_txs (tx_id, raw_tx, tx_type, nonce, fee_rate, sender_address, sponsor_address, sponsored,
-       token_transfer_recipient, token_transfer_amount, contract_call_contract_id, smart_contract_contract_id, byte_size,
-       api, receipt_time, receipt_block_height, status, pruned, replaced_by_tx_id, seq)
-     SELECT DISTINCT ON (o.tx_id) o.tx_id, o.raw_tx, o.tx_type, o.nonce, o.fee_rate, o.sender_address, o.sponsor_address,
-       o.sponsored, o.token_transfer_recipient, o.token_transfer_amount, o.contract_call_contract_id,
-       o.smart_contract_contract_id, (length(o.raw_tx) - 2) / 2, o.api, $3, $2, 'pending', false, NULL, o.seq
-     FROM txs o
-     WHERE o.tx_id = ANY($1) AND o.tx_type NOT IN ('coinbase', 'tenure_change', 'poison_microblock')
-       AND NOT EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = o.tx_id AND t.canonical AND t.microblock_canonical)
-     ON CONFLICT (tx_id) DO UPDATE SET pruned = false, status = 'pending', replaced_by_tx_id = NULL
-       WHERE mempool_txs.pruned AND mempool_txs.status = 'pending'
-     RETURNING tx_id`,
-    [orphanIds, tip?.block_height ?? 0, Math.floor(Date.now() / 1000)],
-  );
-  result.txIds.push(...mined.map((r) => r.tx_id), ...restored.map((r) => r.tx_id));
+  const [mined, replaced, restored] = await Promise.all([
+    tx.unsafe<{ tx_id: string }[]>(
+      `UPDATE mempool_txs m SET pruned = true WHERE m.tx_id = ANY($1) AND NOT m.pruned AND ${MINED} RETURNING tx_id`,
+      [ids],
+    ),
+    // Other pending txs with the same sender and nonce as a mined one can never be mined now: replaced by it.
+    tx<{ tx_id: string }[]>`
+      UPDATE mempool_txs m SET pruned = true, status = 'dropped_replace_by_fee', replaced_by_tx_id = t.tx_id
+      FROM txs t
+      WHERE t.tx_id = ANY(${ids}) AND t.canonical AND t.microblock_canonical
+        AND m.sender_address = t.sender_address AND m.nonce = t.nonce AND m.tx_id <> t.tx_id AND NOT m.pruned
+      RETURNING m.tx_id`,
+    // Orphaned txs that are not mined on the new branch return to the mempool (coinbase and tenure changes never do);
+    // a tx the node never announced gets a mempool row built from its mined copy.
+    orphanIds.length
+      ? tx.unsafe<{ tx_id: string }[]>(
+          `INSERT INTO mempool_txs (tx_id, raw_tx, tx_type, nonce, fee_rate, sender_address, sponsor_address, sponsored,
+             token_transfer_recipient, token_transfer_amount, contract_call_contract_id, smart_contract_contract_id, byte_size,
+             api, receipt_time, receipt_block_height, status, pruned, replaced_by_tx_id, seq)
+           SELECT DISTINCT ON (o.tx_id) o.tx_id, o.raw_tx, o.tx_type, o.nonce, o.fee_rate, o.sender_address, o.sponsor_address,
+             o.sponsored, o.token_transfer_recipient, o.token_transfer_amount, o.contract_call_contract_id,
+             o.smart_contract_contract_id, (length(o.raw_tx) - 2) / 2, o.api, $2,
+             COALESCE((SELECT max(block_height) FROM blocks WHERE canonical), 0), 'pending', false, NULL, o.seq
+           FROM txs o
+           WHERE o.tx_id = ANY($1) AND o.tx_type NOT IN ('coinbase', 'tenure_change', 'poison_microblock')
+             AND NOT EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = o.tx_id AND t.canonical AND t.microblock_canonical)
+           ORDER BY o.tx_id, o.block_height DESC, o.index_block_hash, o.microblock_hash
+           ON CONFLICT (tx_id) DO UPDATE SET pruned = false, status = 'pending', replaced_by_tx_id = NULL
+             WHERE mempool_txs.pruned AND mempool_txs.status = 'pending'
+           RETURNING tx_id`,
+          [orphanIds, Math.floor(Date.now() / 1000)],
+        )
+      : Promise.resolve([] as { tx_id: string }[]),
+  ]);
+  result.txIds.push(...mined.map((r) => r.tx_id), ...replaced.map((r) => r.tx_id), ...restored.map((r) => r.tx_id));
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -326,7 +372,7 @@ async function reconcileMempool(tx: Tx, minedCandidates: string[], result: Inges
  * An unconfirmed microblock stream on the canonical tip. As the reference does, a stream whose parent is not the tip,
  * or that has a gap (its first microblock's parent is missing), is not stored (the message is still logged raw).
  */
-async function ingestMicroblocks(tx: Tx, u: Extract<ChainUpdate, { kind: 'microblocks' }>, result: IngestResult) {
+async function ingestMicroblocks(tx: Tx, u: Extract<ChainUpdate, { kind: 'microblocks' }>, result: IngestResult, seq: number) {
   const tip = await canonicalTip(tx);
   if (!tip || tip.index_block_hash !== u.parentIndexBlockHash) {
     result.ignoredReason = 'microblock parent is not the canonical tip';
@@ -357,7 +403,6 @@ async function ingestMicroblocks(tx: Tx, u: Extract<ChainUpdate, { kind: 'microb
     result.ignoredReason = 'microblock stream has a gap';
     return;
   }
-  const seq = await nextSeq(tx);
   const height = parent.block_height + 1;
   const now = Math.floor(Date.now() / 1000);
   const keep = new Set(incoming.map((m) => m.microblock_hash));
@@ -398,40 +443,61 @@ async function ingestMicroblocks(tx: Tx, u: Extract<ChainUpdate, { kind: 'microb
 // ------------------------------------------------------------------------------------------------
 // burn blocks
 
-async function ingestBurnBlock(tx: Tx, u: Extract<ChainUpdate, { kind: 'burn_block' }>) {
-  const seq = await nextSeq(tx);
-  await tx.unsafe(
-    `INSERT INTO burn_blocks SELECT * FROM json_populate_record(NULL::burn_blocks, $1::text::json) ON CONFLICT DO NOTHING`,
-    [json({ ...u.burnBlock, canonical: true, seq })],
+/** One statement (atomic on its own): the raw message and the burn block. */
+async function ingestBurnBlock(sql: Sql, path: string, body: string, u: Extract<ChainUpdate, { kind: 'burn_block' }>): Promise<IngestResult> {
+  const bb = u.burnBlock;
+  const [row] = await sql.unsafe<{ id: number }[]>(
+    `WITH log AS (
+       INSERT INTO event_log (path, body_sha256, body) VALUES ($1, $2, $3)
+       ON CONFLICT (path, body_sha256) DO NOTHING RETURNING id, nextval('change_seq')::bigint AS seq
+     ), ins AS (
+       INSERT INTO burn_blocks (burn_block_hash, burn_block_height, parent_burn_block_hash, consensus_hash, burn_amount,
+         reward_recipients, reward_slot_holders, canonical, seq)
+       SELECT r.burn_block_hash, r.burn_block_height, r.parent_burn_block_hash, r.consensus_hash, r.burn_amount,
+         r.reward_recipients, r.reward_slot_holders, true, log.seq
+       FROM json_populate_record(NULL::burn_blocks, $4::text::json) r, log
+       ON CONFLICT DO NOTHING
+     )
+     SELECT id FROM log`,
+    [path, bodySha256(body), body, json(bb)],
   );
+  return emptyResult(u, row?.id ?? null);
 }
 
 // ------------------------------------------------------------------------------------------------
 // mempool
 
-async function ingestMempool(tx: Tx, u: Extract<ChainUpdate, { kind: 'mempool' }>, result: IngestResult) {
-  if (!u.txs.length) return;
-  await tx`SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK})`;
-  const seq = await nextSeq(tx);
-  const tip = await canonicalTip(tx);
-  const rows = u.txs.map((t) => ({
-    ...t,
-    receipt_block_height: tip?.block_height ?? 0,
-    status: 'pending',
-    pruned: false,
-    replaced_by_tx_id: null,
-    seq,
-  }));
-  // A tx already mined on the canonical chain does not return to the mempool.
-  const added = await tx.unsafe<{ tx_id: string }[]>(
-    `INSERT INTO mempool_txs
-     SELECT r.* FROM json_populate_recordset(NULL::mempool_txs, $1::text::json) r
-     WHERE NOT EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = r.tx_id AND t.canonical AND t.microblock_canonical AND t.index_block_hash <> '')
-     ON CONFLICT (tx_id) DO NOTHING
-     RETURNING tx_id`,
-    [json(rows)],
-  );
-  result.txIds.push(...added.map((r) => r.tx_id));
+/**
+ * The lock, then one statement: the raw message and the new pending txs (a tx already mined on the canonical chain does
+ * not return to the mempool). Pipelined: one round trip plus BEGIN/COMMIT.
+ */
+async function ingestMempool(tx: Tx, path: string, body: string, u: Extract<ChainUpdate, { kind: 'mempool' }>): Promise<IngestResult> {
+  const [, rows] = await Promise.all([
+    tx`SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK})`,
+    tx.unsafe<{ id: number | null; added: string[] }[]>(
+      `WITH log AS (
+         INSERT INTO event_log (path, body_sha256, body) VALUES ($1, $2, $3)
+         ON CONFLICT (path, body_sha256) DO NOTHING RETURNING id, nextval('change_seq')::bigint AS seq
+       ), ins AS (
+         INSERT INTO mempool_txs (tx_id, raw_tx, tx_type, nonce, fee_rate, sender_address, sponsor_address, sponsored,
+           token_transfer_recipient, token_transfer_amount, contract_call_contract_id, smart_contract_contract_id, byte_size,
+           api, receipt_time, receipt_block_height, status, pruned, replaced_by_tx_id, seq)
+         SELECT r.tx_id, r.raw_tx, r.tx_type, r.nonce, r.fee_rate, r.sender_address, r.sponsor_address, r.sponsored,
+           r.token_transfer_recipient, r.token_transfer_amount, r.contract_call_contract_id, r.smart_contract_contract_id,
+           r.byte_size, r.api, r.receipt_time, COALESCE((SELECT max(block_height) FROM blocks WHERE canonical), 0),
+           'pending', false, NULL, log.seq
+         FROM json_populate_recordset(NULL::mempool_txs, $4::text::json) r, log
+         WHERE NOT EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = r.tx_id AND t.canonical AND t.microblock_canonical AND t.index_block_hash <> '')
+         ON CONFLICT (tx_id) DO NOTHING
+         RETURNING tx_id
+       )
+       SELECT (SELECT id FROM log) AS id, ARRAY(SELECT tx_id FROM ins) AS added`,
+      [path, bodySha256(body), body, json(u.txs)],
+    ),
+  ]);
+  const result = emptyResult(u, rows[0]?.id ?? null);
+  result.txIds.push(...(rows[0]?.added ?? []));
+  return result;
 }
 
 const DROP_STATUS: Record<string, string> = {
@@ -446,12 +512,21 @@ export function dropStatus(reason: string): string {
   return DROP_STATUS[reason] ?? 'dropped_' + reason.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase();
 }
 
-async function dropMempool(tx: Tx, u: Extract<ChainUpdate, { kind: 'drop_mempool' }>, result: IngestResult) {
-  if (!u.txIds.length) return;
-  await tx`SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK})`;
-  const dropped = await tx<{ tx_id: string }[]>`
-    UPDATE mempool_txs SET pruned = true, status = ${dropStatus(u.reason)}, replaced_by_tx_id = ${u.newTxId}
-    WHERE tx_id = ANY(${u.txIds}) AND NOT pruned
-    RETURNING tx_id`;
-  result.txIds.push(...dropped.map((r) => r.tx_id));
+async function dropMempool(tx: Tx, path: string, body: string, u: Extract<ChainUpdate, { kind: 'drop_mempool' }>): Promise<IngestResult> {
+  const [, rows] = await Promise.all([
+    tx`SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK})`,
+    tx<{ id: number | null; dropped: string[] }[]>`
+      WITH log AS (
+        INSERT INTO event_log (path, body_sha256, body) VALUES (${path}, ${bodySha256(body)}, ${body})
+        ON CONFLICT (path, body_sha256) DO NOTHING RETURNING id
+      ), upd AS (
+        UPDATE mempool_txs SET pruned = true, status = ${dropStatus(u.reason)}, replaced_by_tx_id = ${u.newTxId}
+        FROM log WHERE tx_id = ANY(${u.txIds}) AND NOT pruned
+        RETURNING tx_id
+      )
+      SELECT (SELECT id FROM log) AS id, ARRAY(SELECT tx_id FROM upd) AS dropped`,
+  ]);
+  const result = emptyResult(u, rows[0]?.id ?? null);
+  result.txIds.push(...(rows[0]?.dropped ?? []));
+  return result;
 }

@@ -1,0 +1,131 @@
+/**
+ * Ingest benchmark: replays a node event TSV against an observer sequentially, like a node (each POST waits for its
+ * answer), and prints messages/s, transactions/s and mean/max ms per path.
+ *
+ *   npm run bench:ingest -- [--file F.tsv] [--url http://127.0.0.1:3700] [--repeat N]
+ *   npm run bench:ingest -- --self     # starts the service itself on a fresh PostgreSQL database (TEST_DATABASE_URL)
+ *
+ * With --repeat N the file is replayed N times into N fresh databases (--self) and the best run is reported.
+ */
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import postgres from 'postgres';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { startService } from '../src/service.js';
+
+interface Args {
+  file: string;
+  url: string;
+  self: boolean;
+  repeat: number;
+}
+
+function parseArgs(argv: string[]): Args {
+  const get = (name: string) => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  return {
+    file: get('--file') ?? path.resolve(process.cwd(), '../shared/fixtures/events/epoch-3-transition.tsv'),
+    url: get('--url') ?? 'http://127.0.0.1:3700',
+    self: argv.includes('--self'),
+    repeat: Number(get('--repeat') ?? 1),
+  };
+}
+
+interface Line {
+  path: string;
+  body: string;
+  txs: number;
+}
+
+function readLines(file: string): Line[] {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => {
+      const parts = l.split('\t');
+      const body = parts.slice(3).join('\t');
+      let txs = 0;
+      if (parts[2] === '/new_block' || parts[2] === '/new_microblocks') txs = (JSON.parse(body) as { transactions: unknown[] }).transactions.length;
+      else if (parts[2] === '/new_mempool_tx') txs = (JSON.parse(body) as unknown[]).length;
+      return { path: parts[2], body, txs };
+    });
+}
+
+async function run(url: string, lines: Line[]) {
+  const perPath = new Map<string, { n: number; total: number; max: number }>();
+  const started = performance.now();
+  let txs = 0;
+  for (const l of lines) {
+    const t0 = performance.now();
+    const res = await fetch(url + l.path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: l.body });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`${l.path} answered ${res.status}`);
+    const ms = performance.now() - t0;
+    const s = perPath.get(l.path) ?? { n: 0, total: 0, max: 0 };
+    s.n++;
+    s.total += ms;
+    s.max = Math.max(s.max, ms);
+    perPath.set(l.path, s);
+    txs += l.txs;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return { seconds, messages: lines.length, txs, perPath };
+}
+
+async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const admin = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = `sp_bench_${Date.now().toString(36)}`;
+  const a = postgres(admin, { max: 1, onnotice: () => {} });
+  await a.unsafe(`CREATE DATABASE ${name}`);
+  await a.end();
+  const u = new URL(admin);
+  u.pathname = '/' + name;
+  return {
+    url: u.toString(),
+    async drop() {
+      const b = postgres(admin, { max: 1, onnotice: () => {} });
+      await b.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await b.end();
+    },
+  };
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  const lines = readLines(args.file);
+  const results = [];
+  for (let i = 0; i < Math.max(1, args.repeat); i++) {
+    if (args.self) {
+      const db = await freshDatabase();
+      const service = await startService(
+        loadConfig({ DATABASE_URL: db.url, API_PORT: '0', OBSERVER_PORT: '0', LOG_LEVEL: 'silent', RATE_LIMIT_ANON_RPM: '0' }),
+        createLogger('silent'),
+      );
+      try {
+        results.push(await run(`http://127.0.0.1:${service.observerPort}`, lines));
+      } finally {
+        await service.close();
+        await db.drop();
+      }
+    } else {
+      results.push(await run(args.url, lines));
+    }
+  }
+  const best = results.reduce((a, r) => (r.seconds < a.seconds ? r : a));
+  const rows = [...best.perPath].map(([p, s]) => ({ path: p, count: s.n, mean_ms: +(s.total / s.n).toFixed(2), max_ms: +s.max.toFixed(1) }));
+  console.log(`file: ${path.basename(args.file)}  runs: ${results.length} (best shown)`);
+  console.log(`messages: ${best.messages}  in ${best.seconds.toFixed(2)} s  → ${(best.messages / best.seconds).toFixed(0)} messages/s, ${(best.txs / best.seconds).toFixed(0)} txs/s`);
+  console.table(rows);
+  mkdirSync('load/results', { recursive: true });
+  const out = `load/results/ingest-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
+  writeFileSync(out, JSON.stringify({ file: args.file, runs: results.map((r) => ({ seconds: r.seconds, messages: r.messages, txs: r.txs })), perPath: rows }, null, 2));
+  console.log(`written ${out}`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
