@@ -2,7 +2,8 @@ import type { Sql } from '../../src/store/connect.js';
 
 /**
  * Every table's rows ordered by key, without values that legitimately differ between two ingests of the same stream:
- * arrival times (event_log.received_at, mempool receipt_time, the block_time given to unconfirmed microblock txs) and
+ * arrival times (event_log.received_at, mempool receipt_time, the arrival time a streamed microblock and its txs keep as
+ * block_time, even after an anchor block confirms them) and
  * surrogate ids consumed by rejected duplicate inserts.
  */
 export async function dumpDatabase(sql: Sql): Promise<Record<string, readonly unknown[]>> {
@@ -13,10 +14,10 @@ export async function dumpDatabase(sql: Sql): Promise<Record<string, readonly un
     burn_blocks: await sql`SELECT * FROM burn_blocks ORDER BY burn_block_hash`,
     blocks: await sql`SELECT * FROM blocks ORDER BY index_block_hash`,
     microblocks: await sql`
-      SELECT *, CASE WHEN index_block_hash = '' THEN 0 ELSE block_time END AS block_time
+      SELECT *, 0 AS block_time
       FROM microblocks ORDER BY microblock_hash, index_block_hash`,
     txs: await sql`
-      SELECT *, CASE WHEN index_block_hash = '' THEN 0 ELSE block_time END AS block_time
+      SELECT *, CASE WHEN microblock_hash = '' THEN block_time ELSE 0 END AS block_time
       FROM txs ORDER BY tx_id, index_block_hash, microblock_hash`,
     events: await sql`SELECT * FROM events ORDER BY tx_id, index_block_hash, microblock_hash, event_index`,
     miner_rewards: await sql`SELECT * FROM miner_rewards ORDER BY index_block_hash, from_index_block_hash, recipient`,
