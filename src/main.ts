@@ -5,6 +5,7 @@
  *   migrate                  apply sql/ migrations and exit
  *   import-events --file F   replay a node event TSV through the ingest pipeline
  *   export-events --file F   write the raw event log as TSV
+ *   keys create --name N [--rpm N] | keys list | keys revoke NAME   API keys (src/auth/cli.ts)
  */
 import { loadConfig, ConfigError, type Config } from './config.js';
 import { createLogger } from './logger.js';
@@ -13,6 +14,7 @@ import { connectDatabase } from './store/connect.js';
 import { migrate } from './store/migrate.js';
 import { ObserverPipeline } from './observer/pipeline.js';
 import { exportEvents, importEvents } from './replay.js';
+import { runKeysCommand } from './auth/cli.js';
 
 function argValue(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);
@@ -23,7 +25,7 @@ function argValue(args: string[], name: string): string | undefined {
 
 function usage(): never {
   process.stderr.write(
-    'usage: stacks-pulse [serve|migrate|import-events --file F|export-events --file F]\n',
+    'usage: stacks-pulse [serve|migrate|import-events --file F|export-events --file F|keys create --name N [--rpm N]|keys list|keys revoke NAME]\n',
   );
   process.exit(2);
 }
@@ -90,6 +92,21 @@ async function main(argv: string[]): Promise<void> {
       } finally {
         await db.close();
       }
+      return;
+    }
+    case 'keys': {
+      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+      let code: number;
+      try {
+        await migrate(db.sql);
+        code = await runKeysCommand(db.sql, args, config.rateLimitKeyRpm, {
+          out: (s) => process.stdout.write(s),
+          err: (s) => process.stderr.write(s),
+        });
+      } finally {
+        await db.close();
+      }
+      process.exitCode = code;
       return;
     }
     default:

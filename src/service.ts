@@ -14,12 +14,21 @@ import { startObserverServer, type ObserverServer } from './observer/server.js';
 import { createApiApp } from './api/app.js';
 import { listen, type Listening } from './http/router.js';
 import { assertNativeUws } from './http/uws.js';
+import { startPush, type Push } from './push/index.js';
+import { createAccessControl, type Access, type AccessControl } from './auth/index.js';
+import { installNodeProxy, type NodeProxy } from './proxy/index.js';
 
 export interface Service {
   db: Database;
   pipeline?: ObserverPipeline;
   observerPort?: number;
   apiPort?: number;
+  /** API keys and rate limits (api modes); the push layer calls access.checkConnection(ip, apiKey). */
+  access?: AccessControl;
+  /** The /v2 node pool (api modes). */
+  nodeProxy?: NodeProxy;
+  /** Real-time push: Socket.IO + JSON-RPC server (api modes) and publisher (ingest modes). */
+  push?: Push;
   close(): Promise<void>;
 }
 
@@ -44,6 +53,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
   });
   let observer: ObserverServer | undefined;
   let api: { listening: Listening; app: { close?: () => void } } | undefined;
+  let access: Access | undefined;
+  let nodeProxy: NodeProxy | undefined;
+  let push: Push | undefined;
   try {
     const applied = await migrate(db.sql);
     if (applied.length) log.info({ applied }, 'migrations applied');
@@ -60,31 +72,51 @@ export async function startService(config: Config, log: Logger): Promise<Service
       log.info({ host: config.observerHost, port: observer.listening.port }, 'event observer listening');
     }
     if (config.apiMode !== 'ingest') {
-      const { app } = createApiApp(
+      access = await createAccessControl(config, db.sql, log);
+      const { app, router, cache } = createApiApp(
         { sql: db.read, log, serverVersion: `stacks-pulse v${packageVersion()}` },
-        { log, trustProxy: config.trustProxy },
+        { log, trustProxy: config.trustProxy, access: access.access },
       );
+      nodeProxy = installNodeProxy(app, router, {
+        urls: config.stacksNodeRpcUrls,
+        bodyLimit: config.proxyBodyLimit,
+        access: access.access,
+        log,
+      });
+      // Hot answers go at once when this process commits; other writers are caught by the version check.
+      pipeline?.onCommitted(() => cache.invalidate());
+      push = await startPush(config, { sql: db.sql, log, app, pipeline, snapshots: db.kind !== 'pglite' });
       const listening = await listen(app, config.apiHost, config.apiPort);
       api = { listening, app: app as unknown as { close?: () => void } };
       log.info({ host: config.apiHost, port: listening.port, database: db.kind }, 'API listening');
     }
+    if (!push && pipeline) push = await startPush(config, { sql: db.sql, log, pipeline, snapshots: db.kind !== 'pglite' });
     return {
       db,
       pipeline,
       observerPort: observer?.listening.port,
       apiPort: api?.listening.port,
+      access: access?.access,
+      nodeProxy,
+      push,
       async close() {
         observer?.listening.close();
         api?.listening.close();
         if (pipeline) await pipeline.idle();
+        await push?.close();
         observer?.close();
         api?.app.close?.();
+        nodeProxy?.close();
+        await access?.close();
         await db.close();
       },
     };
   } catch (err) {
+    await push?.close();
     observer?.close();
     api?.listening.close();
+    nodeProxy?.close();
+    await access?.close();
     await db.close();
     throw err;
   }

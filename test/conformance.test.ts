@@ -9,6 +9,7 @@ import path from 'node:path';
 import { FIXTURES_DIR, fixtureNames, readFixture, readGolden } from './helpers/fixtures.js';
 import { startTestService, replay, type TestService } from './helpers/service.js';
 import { compareAnswer, type GoldenEntry } from './helpers/golden-compare.js';
+import { fetchAnswerChecker } from './helpers/openapi-validate.js';
 
 const only = process.env.CONFORMANCE_ONLY;
 const report = process.env.CONFORMANCE_REPORT;
@@ -17,6 +18,9 @@ async function runScenario(svc: TestService, golden: GoldenEntry[], label: strin
   const entries = golden.filter((e) => !only || e.request.startsWith(only));
   const failures: string[] = [];
   let tolerant = 0;
+  // OpenAPI (issue 3): every answer must also validate against what the served document publishes for its route.
+  const checkAgainstOpenApi = await fetchAnswerChecker(svc.api);
+  const schemaFailures: string[] = [];
   for (const e of entries) {
     const res = await fetch(svc.api + e.request, { redirect: 'manual' });
     const text = await res.text();
@@ -29,11 +33,14 @@ async function runScenario(svc: TestService, golden: GoldenEntry[], label: strin
     const r = compareAnswer(e, res.status, res.headers.get('location'), body);
     if (r.tieTolerant) tolerant++;
     if (!r.ok) failures.push(`${e.request} → ${r.reason}`);
+    const schemaError = checkAgainstOpenApi('GET', e.request, res.status, body);
+    if (schemaError) schemaFailures.push(`${e.request} → OpenAPI: ${schemaError}`);
   }
   const line = `${label}: ${entries.length - failures.length}/${entries.length} match` + (tolerant ? ` (${tolerant} up to reference tie order)` : '');
   console.log(line);
-  if (report) appendFileSync(report, [line, ...failures.map((f) => '  ' + f), ''].join('\n'));
-  return failures;
+  if (schemaFailures.length) console.log(`${label}: ${schemaFailures.length} answers do not match the OpenAPI document`);
+  if (report) appendFileSync(report, [line, ...failures.map((f) => '  ' + f), ...schemaFailures.map((f) => '  ' + f), ''].join('\n'));
+  return [...failures, ...schemaFailures];
 }
 
 describe('REST conformance with the reference (golden answers)', () => {

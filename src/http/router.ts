@@ -211,6 +211,19 @@ export class Router {
     return this;
   }
 
+  /** Every registered route as {method ('*' for all()), pattern}, e.g. to check an API description covers them. */
+  routes(): { method: string; pattern: string }[] {
+    const out: { method: string; pattern: string }[] = [];
+    const walk = (node: TrieNode) => {
+      for (const [method, r] of node.routes) out.push({ method, pattern: r.pattern });
+      if (node.wildcard) for (const [method, r] of node.wildcard) out.push({ method, pattern: r.pattern });
+      for (const child of node.statics.values()) walk(child);
+      if (node.param) walk(node.param.node);
+    };
+    walk(this.root);
+    return out;
+  }
+
   /** Finds the route for `method` on the decoded path segments; fills `params`. */
   private match(method: string, segments: string[], params: Record<string, string>): Route | undefined {
     const pick = (routes: Map<string, Route> | undefined): Route | undefined => {

@@ -48,15 +48,19 @@ function badRequest(message: string): ObserverReply {
 export class ObserverPipeline {
   private readonly blocks = new SerialQueue();
   private readonly mempool = new SerialQueue();
-  private readonly listeners: ((m: CommittedMessage) => void)[] = [];
+  private readonly listeners: ((m: CommittedMessage) => void | Promise<unknown>)[] = [];
 
   constructor(
     private readonly sql: Sql,
     private readonly log: Logger,
   ) {}
 
-  /** Called after each COMMIT that changed something (never for duplicates). */
-  onCommitted(listener: (m: CommittedMessage) => void): void {
+  /**
+   * Called after each COMMIT that changed something (never for duplicates). A listener that returns a promise is
+   * awaited before the node gets its 200, so it sees the database as of that commit (the node sends one message at a
+   * time): the push publisher relies on it.
+   */
+  onCommitted(listener: (m: CommittedMessage) => void | Promise<unknown>): void {
     this.listeners.push(listener);
   }
 
@@ -111,7 +115,7 @@ export class ObserverPipeline {
       this.log.info(describe(update, ms), `ingested ${path}`);
       for (const l of this.listeners) {
         try {
-          l({ path, update, result });
+          await l({ path, update, result });
         } catch (err) {
           this.log.error({ err }, 'committed-message listener failed');
         }

@@ -338,10 +338,25 @@ export const RewardSetSignerSchema = obj({
   stacked_amt: decimalString,
 });
 
+/**
+ * One rewarded address: the PoX address object above (stacks-core 2.5/3.0 payloads, as in the fixtures) or, from newer
+ * nodes (RewardSetEventPayload serialises them with `to_b58()`), the Bitcoin address string. An object is still
+ * validated field by field.
+ */
+export const RewardedAddressSchema = z.unknown().superRefine((v, ctx) => {
+  if (typeof v === 'string') return;
+  const r = PoxRewardAddressSchema.safeParse(v, { error: (iss) => (iss.input === undefined ? 'required' : undefined) });
+  if (r.success) return;
+  for (const issue of r.error.issues) {
+    ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path as (string | number)[], input: v });
+  }
+});
+
 export const RewardSetSchema = obj({
-  pox_ustx_threshold: decimalString,
-  rewarded_addresses: arr(PoxRewardAddressSchema),
-  start_cycle_state: obj({ missed_reward_slots: arr(z.unknown()) }),
+  /** Newer nodes serialise an absent threshold as null. */
+  pox_ustx_threshold: decimalString.nullable(),
+  rewarded_addresses: arr(RewardedAddressSchema),
+  start_cycle_state: obj({ missed_reward_slots: arr(z.unknown()).optional() }).optional(),
   /** Only for cycles with Nakamoto signers. */
   signers: arr(RewardSetSignerSchema).optional(),
 });
@@ -375,12 +390,14 @@ export const NewBlockMessageSchema = obj({
   /** Block timestamp (Nakamoto); null for pre-Nakamoto blocks. */
   block_time: uint.nullable().optional(),
   consensus_hash: hash20.optional(),
-  tenure_height: uint.optional(),
+  /** coinbase height; the reference types it `number | null` (absent before stacks-core 3.0.0.0.0-rc6). */
+  tenure_height: uint.nullable().optional(),
   /** Set on the first block of a reward cycle (with reward_set), null otherwise. */
   cycle_number: uint.nullable().optional(),
   reward_set: RewardSetSchema.nullable().optional(),
   signer_bitvec: bareHexString.nullable().optional(),
-  signer_signature: arr(bareHexString).optional(),
+  /** Sent without 0x by current nodes; the reference accepts both forms. */
+  signer_signature: arr(maybePrefixedHex).optional(),
   signer_signature_hash: hash32.optional(),
   miner_signature: hexBytes(65).optional(),
 });

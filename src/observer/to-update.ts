@@ -3,6 +3,7 @@
  * Block-dependent values (canonical flags) are defaults here; the store sets them from chain state.
  */
 import { decodeTx, type DecodedTx } from '../chain/tx.js';
+import { burnchainOpTx, isBurnchainOpRawTx, type BurnOpNodeEvent } from '../chain/burnchain-op.js';
 import { txEventsFromNode, type ChainEvent, type NodeEvent } from '../chain/events.js';
 import { normalizeHex } from '../chain/clarity.js';
 import type {
@@ -69,8 +70,22 @@ function txRow(
   events: ChainEvent[],
   placement: TxPlacement,
   where: string,
-): TxRow {
-  const d = decodeOrThrow(t.raw_tx, `${where}/transactions/${index}/raw_tx`);
+  messageEvents: readonly unknown[],
+): TxRow | null {
+  let d: DecodedTx;
+  if (isBurnchainOpRawTx(t.raw_tx)) {
+    // a Bitcoin-originated STX operation: rebuilt from its events / burnchain_op; skipped (as the reference) when
+    // there is nothing to rebuild it from
+    const synthetic = burnchainOpTx({
+      txid: t.txid,
+      raw_result: t.raw_result,
+      burnchain_op: t.burnchain_op,
+      burnBlockHeight: placement.burn_block_height,
+      events: messageEvents as BurnOpNodeEvent[],
+    });
+    if (!synthetic) return null;
+    d = synthetic;
+  } else d = decodeOrThrow(t.raw_tx, `${where}/transactions/${index}/raw_tx`);
   if (d.txId !== normalizeHex(t.txid)) {
     throw new MessageDecodeError(`${where}/transactions/${index}/txid: does not match the id of raw_tx (${d.txId})`);
   }
@@ -156,9 +171,9 @@ export function blockUpdate(msg: NewBlockMessage): ChainUpdate {
     canonical: true,
   };
   const byTx = eventsByTx(msg.events, msg.transactions);
-  const txs = msg.transactions.map((t, i) =>
-    txRow(t, i, byTx.get(normalizeHex(t.txid)) ?? [], placement, 'body'),
-  );
+  const txs = msg.transactions
+    .map((t, i) => txRow(t, i, byTx.get(normalizeHex(t.txid)) ?? [], placement, 'body', msg.events))
+    .filter((t): t is TxRow => t !== null);
   const events = txs.flatMap((t) => eventRows(t, byTx.get(t.tx_id) ?? []));
 
   const microblocks = new Map<string, { microblock_hash: string; microblock_sequence: number; microblock_parent_hash: string; tx_count: number }>();
@@ -222,7 +237,8 @@ export function blockUpdate(msg: NewBlockMessage): ChainUpdate {
       cycle_number: msg.cycle_number ?? null,
       signer_bitvec: msg.signer_bitvec ?? null,
       signer_signature_hash: msg.signer_signature_hash ? normalizeHex(msg.signer_signature_hash) : null,
-      tx_count: txs.length,
+      // the reference counts every tx of the message, including a burnchain-op tx it could not rebuild
+      tx_count: msg.transactions.length,
       ...blockCost,
       canonical: true,
     },
@@ -254,9 +270,9 @@ export function microblocksUpdate(msg: NewMicroblocksMessage): ChainUpdate {
     canonical: true,
   };
   const byTx = eventsByTx(msg.events, msg.transactions);
-  const txs = msg.transactions.map((t, i) =>
-    txRow(t, i, byTx.get(normalizeHex(t.txid)) ?? [], placement, 'body'),
-  );
+  const txs = msg.transactions
+    .map((t, i) => txRow(t, i, byTx.get(normalizeHex(t.txid)) ?? [], placement, 'body', msg.events))
+    .filter((t): t is TxRow => t !== null);
   const events = txs.flatMap((t) => eventRows(t, byTx.get(t.tx_id) ?? []));
   const microblocks = new Map<string, { microblock_hash: string; microblock_sequence: number; microblock_parent_hash: string; tx_count: number }>();
   for (const t of txs) {

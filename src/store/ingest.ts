@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { Sql } from './connect.js';
 import type { ChainUpdate, EventRow, MicroblockRow, TxRow } from '../chain/types.js';
+import { poxEventRows } from '../chain/pox.js';
 
 type Tx = Sql;
 
@@ -48,6 +49,18 @@ function insertRows(tx: Tx, table: 'txs' | 'events' | 'microblocks' | 'miner_rew
     `INSERT INTO ${table} SELECT * FROM json_populate_recordset(NULL::${table}, $1::text::json) ON CONFLICT DO NOTHING`,
     [json(withSeq)],
   );
+}
+
+/** Decoded PoX print values of these events (sql/0008_pox.sql); placement and canonical state stay on the events rows. */
+function insertPoxEvents(tx: Tx, events: readonly EventRow[]): Promise<unknown> {
+  const rows = poxEventRows(events);
+  if (!rows.length) return Promise.resolve();
+  return tx`
+    INSERT INTO pox_events (value_md5, name, stacker, locked, balance, burnchain_unlock_height, pox_addr_raw)
+    SELECT md5(r.value_hex), r.name, r.stacker, r.locked, r.balance, r.burnchain_unlock_height, r.pox_addr_raw
+    FROM json_to_recordset(${json(rows)}::text::json) AS r(value_hex text, name text, stacker text, locked numeric,
+      balance numeric, burnchain_unlock_height bigint, pox_addr_raw text)
+    ON CONFLICT (value_md5) DO NOTHING`;
 }
 
 function emptyResult(update: ChainUpdate, eventId: number | null): IngestResult {
@@ -270,6 +283,7 @@ async function ingestBlock(tx: Tx, path: string, body: string, u: Extract<ChainU
   writes.push(
     insertRows(tx, 'txs', txs, seq),
     insertRows(tx, 'events', events),
+    insertPoxEvents(tx, u.events),
     insertRows(tx, 'miner_rewards', u.minerRewards.map((r) => ({ ...r, canonical }))),
     insertRows(tx, 'microblocks', fromMessage, seq),
   );
@@ -425,7 +439,7 @@ async function ingestMicroblocks(tx: Tx, u: Extract<ChainUpdate, { kind: 'microb
   const events = u.events.filter((e) => keep.has(e.microblock_hash)).map((e) => ({ ...e, block_height: height, canonical: true }));
   await insertRows(tx, 'microblocks', microblocks, seq);
   await insertRows(tx, 'txs', txs, seq);
-  await insertRows(tx, 'events', events);
+  await Promise.all([insertRows(tx, 'events', events), insertPoxEvents(tx, events)]);
   // Streamed microblocks that are not on the new stream's chain are orphaned (a microblock fork).
   const forked = existing.filter((m) => m.microblock_canonical && !onChain.has(m.microblock_hash)).map((m) => m.microblock_hash);
   if (forked.length) {

@@ -9,6 +9,7 @@ import type { ApiContext } from '../context.js';
 import type { Sql } from '../../store/connect.js';
 import { badParam, checkPrincipal, normalizeHash, queryBool } from '../params.js';
 import { chainTip } from '../../store/chain-tip.js';
+import { stxLockState } from '../pox-lock.js';
 import { ABI_SUBQUERY, txJson, type TxDbRow } from '../serialize.js';
 import type { ClarityJson } from '../../chain/clarity.js';
 
@@ -77,16 +78,8 @@ export async function stxBalance(
   const rewards = BigInt(sums.rewards);
   const balance = received - sent - fees + rewards;
 
-  // The newest still-active lock (stx_lock events only; see the report on pox-4 synthetic events).
-  const [lock] = await sql<{ tx_id: string; amount: string; block_height: number; unlock_height: number; burn_block_height: number | null }[]>`
-    SELECT e.tx_id, e.amount::text AS amount, e.block_height, e.unlock_height,
-      (SELECT b.burn_block_height FROM blocks b WHERE b.canonical AND b.block_height = e.block_height LIMIT 1) AS burn_block_height
-    FROM events e
-    JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash AND t.microblock_hash = e.microblock_hash
-    WHERE e.event_type = 'stx_lock' AND e.locked_address = ${principal} AND e.canonical AND e.microblock_canonical
-      AND e.block_height <= ${height} AND e.unlock_height >= ${burnHeight}
-    ORDER BY e.block_height DESC, t.microblock_sequence DESC, e.tx_index DESC, e.event_index DESC
-    LIMIT 1`;
+  // The lock state: stx_lock events, then the pox-2/3/4 synthetic events (src/api/pox-lock.ts).
+  const lock = await stxLockState(sql, principal, height, burnHeight);
 
   const out: StxBalance = { balance: balance.toString() } as StxBalance;
   if (withPending) {
@@ -110,11 +103,11 @@ export async function stxBalance(
   out.total_received = received.toString();
   out.total_fees_sent = fees.toString();
   out.total_miner_rewards_received = rewards.toString();
-  out.lock_tx_id = lock?.tx_id ?? '';
-  out.locked = lock?.amount ?? '0';
-  out.lock_height = lock?.block_height ?? 0;
-  out.burnchain_lock_height = lock?.burn_block_height ?? 0;
-  out.burnchain_unlock_height = lock?.unlock_height ?? 0;
+  out.lock_tx_id = lock.lock_tx_id;
+  out.locked = lock.locked;
+  out.lock_height = lock.lock_height;
+  out.burnchain_lock_height = lock.burnchain_lock_height;
+  out.burnchain_unlock_height = lock.burnchain_unlock_height;
   return out;
 }
 
@@ -158,39 +151,47 @@ export function registerAddressesRoutes(router: Router, ctx: ApiContext): void {
             AND (e.sender = ${principal} OR e.recipient = ${principal})))
       ORDER BY x.block_height DESC LIMIT 1`;
     if (!row) throw new HttpError(404, 'No matching transaction found');
-    const transfers = await sql<TransferRow[]>`
-      SELECT event_type, sender, recipient, amount::text AS amount, asset_identifier, api FROM events
-      WHERE tx_id = ${txId} AND index_block_hash = ${row.index_block_hash} AND microblock_hash = ${row.microblock_hash}
-        AND canonical AND microblock_canonical
-        AND event_type IN ('stx_asset', 'fungible_token_asset', 'non_fungible_token_asset')
-        AND (sender = ${principal} OR recipient = ${principal})
-      ORDER BY event_index DESC`;
-    let sent = row.sender_address === principal ? BigInt(row.fee_rate) : 0n;
-    let received = 0n;
-    const stx_transfers: { amount: string; sender: string; recipient: string }[] = [];
-    const ft_transfers: { asset_identifier: string; amount: string; sender: string; recipient: string }[] = [];
-    const nft_transfers: { asset_identifier: string; value: ClarityJson; sender: string; recipient: string }[] = [];
-    for (const t of transfers) {
-      const sender = t.sender ?? '';
-      const recipient = t.recipient ?? '';
-      if (t.event_type === 'stx_asset') {
-        const amount = BigInt(t.amount ?? '0');
-        if (t.sender === principal) sent += amount;
-        if (t.recipient === principal) received += amount;
-        stx_transfers.push({ amount: amount.toString(), sender, recipient });
-      } else if (t.event_type === 'fungible_token_asset') {
-        ft_transfers.push({ asset_identifier: t.asset_identifier ?? '', amount: t.amount ?? '0', sender, recipient });
-      } else {
-        nft_transfers.push({ asset_identifier: t.asset_identifier ?? '', value: t.api.asset!.value!, sender, recipient });
-      }
-    }
-    return json(200, {
-      tx: txJson(row),
-      stx_sent: sent.toString(),
-      stx_received: received.toString(),
-      stx_transfers,
-      ft_transfers,
-      nft_transfers,
-    });
+    return json(200, await addressTxWithTransfers(sql, principal, row));
   });
+}
+
+/**
+ * One tx as seen by `principal`: the tx plus the principal's STX flows and asset transfers in it (the with_transfers
+ * answer; the push layer sends its first four members to `address-transaction:<principal>`).
+ */
+export async function addressTxWithTransfers(sql: Sql, principal: string, row: TxDbRow & { sender_address: string; fee_rate: string }) {
+  const transfers = await sql<TransferRow[]>`
+    SELECT event_type, sender, recipient, amount::text AS amount, asset_identifier, api FROM events
+    WHERE tx_id = ${row.tx_id} AND index_block_hash = ${row.index_block_hash} AND microblock_hash = ${row.microblock_hash}
+      AND canonical AND microblock_canonical
+      AND event_type IN ('stx_asset', 'fungible_token_asset', 'non_fungible_token_asset')
+      AND (sender = ${principal} OR recipient = ${principal})
+    ORDER BY event_index DESC`;
+  let sent = row.sender_address === principal ? BigInt(row.fee_rate) : 0n;
+  let received = 0n;
+  const stx_transfers: { amount: string; sender: string; recipient: string }[] = [];
+  const ft_transfers: { asset_identifier: string; amount: string; sender: string; recipient: string }[] = [];
+  const nft_transfers: { asset_identifier: string; value: ClarityJson; sender: string; recipient: string }[] = [];
+  for (const t of transfers) {
+    const sender = t.sender ?? '';
+    const recipient = t.recipient ?? '';
+    if (t.event_type === 'stx_asset') {
+      const amount = BigInt(t.amount ?? '0');
+      if (t.sender === principal) sent += amount;
+      if (t.recipient === principal) received += amount;
+      stx_transfers.push({ amount: amount.toString(), sender, recipient });
+    } else if (t.event_type === 'fungible_token_asset') {
+      ft_transfers.push({ asset_identifier: t.asset_identifier ?? '', amount: t.amount ?? '0', sender, recipient });
+    } else {
+      nft_transfers.push({ asset_identifier: t.asset_identifier ?? '', value: t.api.asset!.value!, sender, recipient });
+    }
+  }
+  return {
+    tx: txJson(row),
+    stx_sent: sent.toString(),
+    stx_received: received.toString(),
+    stx_transfers,
+    ft_transfers,
+    nft_transfers,
+  };
 }

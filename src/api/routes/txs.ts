@@ -54,8 +54,8 @@ async function findMempoolTx(sql: Sql, txId: string): Promise<MempoolDbRow | und
   return row;
 }
 
-/** Lookup order: mined canonical → mempool (incl. pruned) → non-canonical → undefined. */
-async function lookupTx(
+/** Lookup order: mined canonical → mempool (incl. pruned) → non-canonical → undefined. (Also used by src/push.) */
+export async function lookupTx(
   sql: Sql,
   txId: string,
   opts: { max: number; events: EventOpts; excludeFunctionArgs: boolean; includeNonCanonical: boolean },
@@ -72,6 +72,53 @@ async function lookupTx(
     return txJson(mined, { events, excludeFunctionArgs: opts.excludeFunctionArgs });
   }
   return undefined;
+}
+
+/**
+ * lookupTx for many ids at once, without non-canonical placements (what /tx/multiple answers): every placement of
+ * the ids (the best one within the visible heights is picked here, in lookupTx's order), their events and their
+ * mempool rows, as three independent queries sent together — one round trip instead of two per id.
+ */
+async function lookupTxsCanonical(
+  sql: Sql,
+  txIds: string[],
+  opts: { unanchored: boolean; events: EventOpts },
+): Promise<Map<string, Record<string, unknown>>> {
+  const { offset, limit } = opts.events;
+  const [placed, eventRows, pool] = await Promise.all([
+    sql<(TxDbRow & { tip: number | null })[]>`
+      SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)},
+        (SELECT b.block_height FROM blocks b WHERE b.canonical ORDER BY b.block_height DESC LIMIT 1) AS tip
+      FROM txs x WHERE x.tx_id = ANY(${txIds})`,
+    sql<{ tx_id: string; index_block_hash: string; microblock_hash: string; api: unknown }[]>`
+      SELECT e.tx_id, e.index_block_hash, e.microblock_hash, e.api FROM events e
+      WHERE e.tx_id = ANY(${txIds}) AND e.event_index >= ${offset} AND e.event_index < ${offset + limit}
+      ORDER BY e.event_index ASC`,
+    sql<MempoolDbRow[]>`SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ANY(${txIds})`,
+  ]);
+  const max = (placed[0]?.tip ?? 0) + (opts.unanchored ? 1 : 0);
+  const best = new Map<string, TxDbRow>();
+  const rank = (r: TxDbRow) => [r.canonical ? 1 : 0, r.microblock_canonical ? 1 : 0, Number(r.block_height)];
+  for (const r of placed) {
+    if (r.block_height > max) continue;
+    const cur = best.get(r.tx_id);
+    if (!cur) {
+      best.set(r.tx_id, r);
+      continue;
+    }
+    const [a, b] = [rank(r), rank(cur)];
+    if (a[0] > b[0] || (a[0] === b[0] && (a[1] > b[1] || (a[1] === b[1] && a[2] > b[2])))) best.set(r.tx_id, r);
+  }
+  const out = new Map<string, Record<string, unknown>>();
+  for (const r of best.values()) {
+    if (!r.canonical || !r.microblock_canonical) continue;
+    const events = eventRows
+      .filter((e) => e.tx_id === r.tx_id && e.index_block_hash === r.index_block_hash && e.microblock_hash === r.microblock_hash)
+      .map((e) => e.api);
+    out.set(r.tx_id, txJson(r, { events, excludeFunctionArgs: false }));
+  }
+  for (const r of pool) if (!out.has(r.tx_id)) out.set(r.tx_id, mempoolTxJson(r, { excludeFunctionArgs: false }));
+  return out;
 }
 
 function eventPaging(req: HttpRequest): EventOpts {
@@ -230,13 +277,12 @@ export function registerTxsRoutes(router: Router, ctx: ApiContext): void {
     const ids = multipleTxIds(req);
     const events = eventPaging(req);
     const unanchored = queryBool(req, 'unanchored');
-    const max = await maxHeight(sql, unanchored);
+    const byId = await lookupTxsCanonical(sql, [...new Set(ids.map((raw) => raw.toLowerCase()))], { unanchored, events });
     const out: Record<string, unknown> = {};
     let found = 0;
     for (const raw of ids) {
-      const id = raw.toLowerCase();
       if (raw in out) continue;
-      const tx = await lookupTx(sql, id, { max, events, excludeFunctionArgs: false, includeNonCanonical: false });
+      const tx = byId.get(raw.toLowerCase());
       if (tx) found++;
       out[raw] = tx ? { found: true, result: tx } : { found: false, result: { tx_id: raw } };
     }

@@ -1,0 +1,434 @@
+/**
+ * REST throughput benchmark (issue 3, "Speed"): autocannon against the hot endpoints, beside a static-response uWS
+ * server (the machine's ceiling, started in the same run), with the reference's numbers for comparison.
+ *
+ *   npm run bench:rest -- --self                 # fresh database + service child + the epoch-3-transition fixture
+ *   npm run bench:rest -- --url http://host:3999 # an already running, already loaded service
+ *   node dist/load/rest.js --self --duration 5 --connections 50 --only blocks/latest,mempool
+ *
+ * Options: --url U (default http://127.0.0.1:3999), --self, --fixture NAME (default epoch-3-transition),
+ * --duration S (10), --warmup S (1), --connections N (50), --pipelining N (1), --only a,b (substring filter),
+ * --tx-ids id,id,... and --address P (otherwise picked from the data), --database-url URL (where --self creates its
+ * database; default $BENCH_DATABASE_URL, $TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres),
+ * --keep (keep the --self database), --out DIR (default load/results).
+ *
+ * Compiled by the project's tsc (`npm run build`) to dist/load/rest.js; `npm run bench:rest` builds, then runs it.
+ */
+import autocannon from 'autocannon';
+import postgres from 'postgres';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+interface Options {
+  url: string;
+  self: boolean;
+  fixture: string;
+  duration: number;
+  warmup: number;
+  connections: number;
+  pipelining: number;
+  only: string[];
+  txIds: string[];
+  address: string | undefined;
+  databaseUrl: string;
+  keep: boolean;
+  out: string;
+}
+
+function parseArgs(argv: string[]): Options {
+  const o: Options = {
+    url: 'http://127.0.0.1:3999',
+    self: false,
+    fixture: 'epoch-3-transition',
+    duration: 10,
+    warmup: 1,
+    connections: 50,
+    pipelining: 1,
+    only: [],
+    txIds: [],
+    address: undefined,
+    databaseUrl: process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    keep: false,
+    out: path.join(ROOT, 'load/results'),
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const val = () => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${a} needs a value`);
+      return v;
+    };
+    const num = () => {
+      const n = Number(val());
+      if (!Number.isFinite(n) || n < 0) throw new Error(`${a} needs a number`);
+      return n;
+    };
+    switch (a) {
+      case '--url': o.url = val().replace(/\/$/, ''); break;
+      case '--self': o.self = true; break;
+      case '--fixture': o.fixture = val(); break;
+      case '--duration': o.duration = num(); break;
+      case '--warmup': o.warmup = num(); break;
+      case '--connections': o.connections = num(); break;
+      case '--pipelining': o.pipelining = num(); break;
+      case '--only': o.only = val().split(',').filter(Boolean); break;
+      case '--tx-ids': o.txIds = val().split(',').filter(Boolean); break;
+      case '--address': o.address = val(); break;
+      case '--database-url': o.databaseUrl = val(); break;
+      case '--keep': o.keep = true; break;
+      case '--out': o.out = path.resolve(val()); break;
+      case '-h':
+      case '--help':
+        process.stdout.write(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('*/')[0] + '*/\n');
+        process.exit(0);
+      // eslint-disable-next-line no-fallthrough
+      default:
+        throw new Error(`unknown option ${a} (see --help)`);
+    }
+  }
+  return o;
+}
+
+/** Reference (Hiro Stacks Blockchain API v8.13.6) measured with the same tool and settings (issue 3). */
+const REFERENCE: Record<string, { low: number; high: number; p99?: number }> = {
+  '/extended/v2/blocks/latest': { low: 1400, high: 1700, p99: 64 },
+  '/extended/v1/tx/mempool/stats': { low: 1000, high: 1100 },
+  '/extended/v1/block?limit=30': { low: 450, high: 530 },
+};
+
+interface Row {
+  name: string;
+  path: string;
+  cached: boolean;
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  bytesPerReq: number;
+  ofCeiling?: number;
+  reference?: { low: number; high: number; p99?: number };
+  /** req/s divided by the reference's upper figure */
+  vsReference?: number;
+}
+
+function log(msg: string) {
+  process.stderr.write(msg + '\n');
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(url: string, ms: number, child?: ChildProcess): Promise<void> {
+  const until = Date.now() + ms;
+  for (;;) {
+    if (child && child.exitCode !== null) throw new Error(`${url}: process exited with ${child.exitCode}`);
+    try {
+      const r = await fetch(url);
+      await r.arrayBuffer();
+      if (r.status < 500) return;
+    } catch {
+      /* not up yet */
+    }
+    if (Date.now() > until) throw new Error(`${url} did not come up within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function stop(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+    child.once('exit', () => {
+      clearTimeout(t);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+function readFixture(name: string): { path: string; body: string }[] {
+  const dir = path.resolve(ROOT, process.env.STACKS_FIXTURES_DIR ?? '../shared/fixtures');
+  const text = readFileSync(path.join(dir, 'events', `${name}.tsv`), 'utf8');
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => {
+      const a = l.indexOf('\t');
+      const b = l.indexOf('\t', a + 1);
+      const c = l.indexOf('\t', b + 1);
+      return { path: l.slice(b + 1, c), body: l.slice(c + 1) };
+    });
+}
+
+/** A fresh database, the service as a child process (API + observer), the fixture replayed through the observer. */
+async function startSelf(o: Options): Promise<{ url: string; dbUrl: string; cleanup(): Promise<void> }> {
+  const name = `sp_bench_${Date.now().toString(36)}`;
+  const admin = postgres(o.databaseUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const u = new URL(o.databaseUrl);
+  u.pathname = '/' + name;
+  const dbUrl = u.toString();
+  const [apiPort, observerPort] = [await freePort(), await freePort()];
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist/src/main.js'), 'serve'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      DATABASE_URL: dbUrl,
+      API_HOST: '127.0.0.1',
+      API_PORT: String(apiPort),
+      OBSERVER_HOST: '127.0.0.1',
+      OBSERVER_PORT: String(observerPort),
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_ANON_RPM: '0', // a benchmark client is one IP
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${apiPort}`;
+  const cleanup = async () => {
+    await stop(child);
+    if (o.keep) {
+      log(`kept database ${dbUrl}`);
+      return;
+    }
+    const a = postgres(o.databaseUrl, { max: 1, onnotice: () => {} });
+    await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await a.end();
+  };
+  try {
+    await waitFor(url + '/extended', 60_000, child);
+    const lines = readFixture(o.fixture);
+    const started = Date.now();
+    for (const l of lines) {
+      const r = await fetch(`http://127.0.0.1:${observerPort}${l.path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: l.body,
+      });
+      await r.arrayBuffer();
+      if (r.status !== 200) throw new Error(`observer answered ${r.status} to ${l.path}`);
+    }
+    // planner statistics, as autovacuum would have them on a database that has been running for a while
+    const db = postgres(dbUrl, { max: 1, onnotice: () => {} });
+    await db`ANALYZE`;
+    await db.end();
+    log(`loaded ${o.fixture}: ${lines.length} messages in ${Date.now() - started} ms (database ${name})`);
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+  return { url, dbUrl, cleanup };
+}
+
+/** The ceiling: a uWS server in its own process answering every request with the same static bytes. */
+async function startCeiling(body: string): Promise<{ url: string; close(): Promise<void> }> {
+  const port = await freePort();
+  const script = `
+    import uWS from 'uWebSockets.js';
+    const body = Buffer.from(process.env.CEILING_BODY);
+    uWS.App().any('/*', (res) => {
+      res.cork(() => {
+        res.writeStatus('200 OK').writeHeader('content-type', 'application/json; charset=utf-8').end(body);
+      });
+    }).listen('127.0.0.1', Number(process.env.CEILING_PORT), (s) => { if (!s) process.exit(2); });
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: ROOT,
+    env: { ...process.env, CEILING_BODY: body, CEILING_PORT: String(port) },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(url + '/', 10_000, child);
+  return { url, close: () => stop(child) };
+}
+
+async function getJson(url: string): Promise<any> {
+  const r = await fetch(url);
+  const text = await r.text();
+  if (r.status !== 200) throw new Error(`${url}: ${r.status} ${text.slice(0, 200)}`);
+  return JSON.parse(text);
+}
+
+/** Five real tx ids (from the latest blocks) and the principal with the most events. */
+async function pickInputs(o: Options, base: string, dbUrl: string | undefined): Promise<{ txIds: string[]; address: string }> {
+  let txIds = o.txIds;
+  if (txIds.length === 0) {
+    const blocks = await getJson(`${base}/extended/v1/block?limit=30`);
+    const all: string[] = blocks.results.flatMap((b: { txs: string[] }) => b.txs);
+    if (all.length < 5) throw new Error('fewer than 5 txs in the latest 30 blocks: pass --tx-ids');
+    // spread over the list: not 5 of one block
+    txIds = [0, 1, 2, 3, 4].map((i) => all[Math.floor((i * (all.length - 1)) / 4)]);
+  }
+  let address = o.address;
+  if (!address && dbUrl) {
+    const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });
+    try {
+      const [row] = await sql<{ p: string; n: number }[]>`
+        SELECT p, count(*)::int AS n FROM (
+          SELECT CASE event_type WHEN 'stx_lock' THEN locked_address WHEN 'smart_contract_log' THEN contract_id END AS p
+          FROM events WHERE canonical AND event_type IN ('stx_lock', 'smart_contract_log')
+          UNION ALL SELECT sender FROM events WHERE canonical AND sender IS NOT NULL
+          UNION ALL SELECT recipient FROM events WHERE canonical AND recipient IS NOT NULL
+        ) x WHERE p IS NOT NULL GROUP BY p ORDER BY n DESC, p LIMIT 1`;
+      if (row) {
+        address = row.p;
+        log(`busiest principal: ${row.p} (${row.n} events)`);
+      }
+    } finally {
+      await sql.end();
+    }
+  }
+  if (!address) {
+    // no database access: the most frequent sender among those txs
+    const txs = await getJson(`${base}/extended/v1/tx/multiple?${txIds.map((t) => `tx_id=${t}`).join('&')}`);
+    const counts = new Map<string, number>();
+    for (const v of Object.values(txs) as { found: boolean; result: { sender_address: string } }[]) {
+      if (v.found) counts.set(v.result.sender_address, (counts.get(v.result.sender_address) ?? 0) + 1);
+    }
+    address = [...counts.entries()].sort((a, b) => b[1] - a[1])[0]?.[0];
+    if (!address) throw new Error('cannot pick an address: pass --address');
+  }
+  return { txIds, address };
+}
+
+function run(url: string, o: Options, duration: number): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    autocannon({ url, connections: o.connections, duration, pipelining: o.pipelining }, (err, result) =>
+      err ? reject(err) : resolve(result),
+    );
+  });
+}
+
+async function measure(name: string, base: string, p: string, cached: boolean, o: Options): Promise<Row> {
+  const url = base + p;
+  const probe = await fetch(url);
+  const text = await probe.text();
+  if (probe.status !== 200) throw new Error(`${p}: ${probe.status} ${text.slice(0, 200)}`);
+  if (o.warmup > 0) await run(url, o, o.warmup);
+  const r = await run(url, o, o.duration);
+  return {
+    name,
+    path: p,
+    cached,
+    rps: Math.round(r.requests.average),
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    requests: r.requests.total,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    bytesPerReq: r.requests.total ? Math.round(r.throughput.total / r.requests.total) : 0,
+  };
+}
+
+function table(rows: Row[]): string {
+  const head = ['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'of ceiling', 'reference req/s', 'vs reference', 'non-2xx'];
+  const body = rows.map((r) => [
+    r.name,
+    String(r.rps),
+    String(r.p50),
+    String(r.p99),
+    r.ofCeiling === undefined ? '' : `${Math.round(r.ofCeiling * 100)}%`,
+    r.reference ? `${r.reference.low}–${r.reference.high}${r.reference.p99 ? ` (p99 ${r.reference.p99})` : ''}` : '—',
+    r.vsReference === undefined ? '—' : `${r.vsReference.toFixed(1)}×`,
+    String(r.non2xx + r.errors + r.timeouts),
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+  const line = (cells: string[]) => '| ' + cells.map((c, i) => c.padEnd(widths[i])).join(' | ') + ' |';
+  return [line(head), '|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|', ...body.map(line)].join('\n');
+}
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  const loadBefore = os.loadavg();
+  let self: Awaited<ReturnType<typeof startSelf>> | undefined;
+  let ceiling: Awaited<ReturnType<typeof startCeiling>> | undefined;
+  try {
+    if (o.self) {
+      self = await startSelf(o);
+      o.url = self.url;
+    } else {
+      await waitFor(o.url + '/extended', 5000);
+    }
+    const { txIds, address } = await pickInputs(o, o.url, self?.dbUrl);
+    const status = await (await fetch(o.url + '/extended')).text();
+    ceiling = await startCeiling(status);
+
+    const endpoints: { name: string; path: string; cached: boolean }[] = [
+      { name: 'static uWS (ceiling)', path: '/ceiling', cached: false },
+      { name: '/extended', path: '/extended', cached: true },
+      { name: '/extended/v2/blocks/latest', path: '/extended/v2/blocks/latest', cached: true },
+      { name: '/extended/v1/block?limit=30', path: '/extended/v1/block?limit=30', cached: true },
+      { name: '/extended/v1/tx/mempool/stats', path: '/extended/v1/tx/mempool/stats', cached: true },
+      { name: '/extended/v1/tx/multiple (5 ids)', path: `/extended/v1/tx/multiple?${txIds.map((t) => `tx_id=${t}`).join('&')}`, cached: false },
+      { name: '/extended/v1/tx/events?address=…', path: `/extended/v1/tx/events?address=${address}`, cached: false },
+    ];
+    const selected = endpoints.filter((e, i) => i === 0 || o.only.length === 0 || o.only.some((s) => e.path.includes(s)));
+    log(`target ${o.url}, ${o.connections} connections, ${o.duration} s per endpoint (+${o.warmup} s warm-up), ${os.cpus().length} CPUs, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    const rows: Row[] = [];
+    for (const e of selected) {
+      const base = e.path === '/ceiling' ? ceiling.url : o.url;
+      log(`… ${e.name}`);
+      const row = await measure(e.name, base, e.path, e.cached, o);
+      const ref = REFERENCE[e.path];
+      if (ref) {
+        row.reference = ref;
+        row.vsReference = row.rps / ref.high;
+      }
+      rows.push(row);
+    }
+    const ceil = rows[0].rps;
+    for (const r of rows.slice(1)) r.ofCeiling = ceil ? r.rps / ceil : undefined;
+
+    const out = table(rows);
+    process.stdout.write(out + '\n');
+    process.stdout.write(
+      '\nvs reference: req/s divided by the upper reference figure; target ≥ 5×. of ceiling: target ≥ 50% for the cached (hot) answers.\n',
+    );
+    mkdirSync(o.out, { recursive: true });
+    const file = path.join(o.out, `rest-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+    writeFileSync(
+      file,
+      JSON.stringify(
+        {
+          date: new Date().toISOString(),
+          target: o.self ? `--self (${o.fixture})` : o.url,
+          settings: { connections: o.connections, duration: o.duration, warmup: o.warmup, pipelining: o.pipelining },
+          machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, loadavgBefore: loadBefore, loadavgAfter: os.loadavg(), node: process.version },
+          inputs: { txIds, address },
+          results: rows,
+        },
+        null,
+        2,
+      ) + '\n',
+    );
+    log(`written ${path.relative(process.cwd(), file)}`);
+  } finally {
+    await ceiling?.close();
+    await self?.cleanup();
+  }
+}
+
+main().catch((err) => {
+  log(`bench:rest failed: ${(err as Error).stack ?? err}`);
+  process.exit(1);
+});

@@ -1,0 +1,101 @@
+/** Blocks as the REST API prints them (src/api/serialize-blocks.ts) and the chain status (routes/status.ts). */
+import { z } from 'zod';
+import { Count, Hash, Height, IsoTime, TxId, UnixTime, component } from './common.js';
+
+const blockHead = {
+  canonical: z.boolean(),
+  height: Height,
+  hash: Hash,
+  block_time: UnixTime,
+  block_time_iso: IsoTime,
+  tenure_height: Height.describe('the height of the tenure (pre-Nakamoto: the block height)'),
+  index_block_hash: Hash,
+  parent_block_hash: Hash,
+};
+
+const burn = {
+  burn_block_time: UnixTime,
+  burn_block_time_iso: IsoTime,
+  burn_block_hash: Hash,
+  burn_block_height: Height,
+  miner_txid: Hash,
+};
+
+const costs = {
+  execution_cost_read_count: Count,
+  execution_cost_read_length: Count,
+  execution_cost_runtime: Count,
+  execution_cost_write_count: Count,
+  execution_cost_write_length: Count,
+};
+
+export const Block = component(
+  'Block',
+  z
+    .object({ ...blockHead, parent_index_block_hash: Hash, ...burn, tx_count: Count, ...costs })
+    .describe('A block (the /extended/v2 form)'),
+);
+
+export const LegacyBlock = component(
+  'LegacyBlock',
+  z
+    .object({
+      ...blockHead,
+      ...burn,
+      ...costs,
+      txs: z.array(TxId).describe('ids of the canonical transactions of the block'),
+      parent_microblock_hash: z
+        .string()
+        .regex(/^(0x([0-9a-f]{64})?)?$/)
+        .describe("'' or '0x' when the parent block streamed no microblock the block confirms"),
+      parent_microblock_sequence: z.int(),
+      microblocks_accepted: z.array(Hash),
+      microblocks_streamed: z.array(Hash),
+      microblock_tx_count: z.record(z.string(), Count).describe('transaction count per accepted microblock hash'),
+    })
+    .describe('A block (the legacy /extended/v1 form)'),
+);
+
+export const BlockListResponse = component(
+  'BlockList',
+  z.object({
+    limit: Count,
+    offset: z.int(),
+    total: Count,
+    next_cursor: Hash.nullable().describe('index block hash of the page `limit` blocks newer'),
+    prev_cursor: Hash.nullable().describe('index block hash of the page `limit` blocks older'),
+    cursor: Hash.nullable().describe('index block hash of the first block of this page'),
+    results: z.array(Block),
+  }),
+);
+
+export const LegacyBlockListResponse = component(
+  'LegacyBlockList',
+  z.object({ limit: Count, offset: Count, total: Count, results: z.array(LegacyBlock) }),
+);
+
+export const StatusResponse = component(
+  'ServerStatus',
+  z.object({
+    server_version: z.string(),
+    status: z.string().describe('`ready`'),
+    pox_v1_unlock_height: Height.nullable(),
+    pox_v2_unlock_height: Height.nullable(),
+    pox_v3_unlock_height: Height.nullable(),
+    chain_tip: z
+      .object({
+        block_height: Height,
+        block_hash: Hash,
+        index_block_hash: Hash,
+        microblock_hash: Hash.optional().describe('the newest microblock built on the tip, if any'),
+        microblock_sequence: Count.optional(),
+        burn_block_height: Height,
+      })
+      .optional()
+      .describe('absent while the database holds no block'),
+  }),
+);
+
+export type BlockJson = z.infer<typeof Block>;
+export type LegacyBlockJson = z.infer<typeof LegacyBlock>;
+export type ServerStatus = z.infer<typeof StatusResponse>;

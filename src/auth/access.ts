@@ -1,0 +1,160 @@
+// Who may call the API and how often: the x-api-key check (401 for an unknown or revoked key, never a silent
+// fall-back to anonymous) and the rate limits (anonymous per client IP, keyed per key). One AccessControl serves
+// the REST router (hooks), the /v2 proxy and the push layer (checkConnection). The observer never goes through it.
+import type { Logger } from 'pino';
+import type { Router } from '../http/router.js';
+import { errorBody, httpError, type ErrorBody, type HttpResponse } from '../http/response.js';
+import type { KeyStore } from './keys.js';
+import type { RateLimiter } from './rate-limit.js';
+
+export type AccessHeaders = Record<string, string>;
+
+export type AccessDecision =
+  | {
+      allowed: true;
+      /** RateLimit-* headers to put on the response ({} when no limit applies). */
+      headers: AccessHeaders;
+      /** The key's name when a valid key was sent. */
+      keyName?: string;
+    }
+  | {
+      allowed: false;
+      /** 401 invalid or revoked key, 429 rate limited. */
+      status: 401 | 429;
+      headers: AccessHeaders;
+      body: ErrorBody;
+    };
+
+export interface AccessOptions {
+  /** Anonymous requests per minute per client IP; 0: unlimited. */
+  anonRpm: number;
+  /** Default requests per minute per key; 0: unlimited. A key's own rpm overrides it. */
+  keyRpm: number;
+  /** As config.trustProxy: false → socket address; true → leftmost X-Forwarded-For; n → n trusted hops. */
+  trustProxy: boolean | number;
+  limiter: RateLimiter;
+  /** undefined: keys are not supported (every x-api-key is refused). */
+  keys: KeyStore | undefined;
+  log?: Logger;
+}
+
+export const RATE_LIMIT_EXPOSED_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'];
+const STALE_HEADERS = new Set(['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'access-control-expose-headers']);
+
+/**
+ * The client address for rate limiting: the socket address, or with trustProxy the X-Forwarded-For entry it
+ * names (true: leftmost; n: the n-th hop from the right, counting the socket address as hop 0).
+ */
+export function clientIp(socketAddress: string, forwardedFor: string | undefined, trustProxy: boolean | number): string {
+  let addr = socketAddress;
+  if (addr.startsWith('::ffff:')) addr = addr.slice(7);
+  if (trustProxy === false || trustProxy === 0 || !forwardedFor) return addr;
+  const chain = forwardedFor
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  if (chain.length === 0) return addr;
+  if (trustProxy === true) return chain[0];
+  const all = [...chain, addr];
+  return all[Math.max(0, all.length - 1 - trustProxy)];
+}
+
+export class AccessControl {
+  readonly options: AccessOptions;
+
+  constructor(options: AccessOptions) {
+    this.options = options;
+  }
+
+  /** The address rate limits use for a connection (see clientIp). */
+  clientIp(socketAddress: string, forwardedFor: string | undefined): string {
+    return clientIp(socketAddress, forwardedFor, this.options.trustProxy);
+  }
+
+  /**
+   * Authenticates `apiKey` (undefined: anonymous) and counts one request from `ip` or the key. Throws only when
+   * the key store is unreachable (the router maps that to 503).
+   */
+  async check(ip: string, apiKey: string | undefined): Promise<AccessDecision> {
+    let bucket: string;
+    let limit: number;
+    let keyName: string | undefined;
+    if (apiKey !== undefined) {
+      const info = apiKey.trim() === '' || !this.options.keys ? undefined : await this.options.keys.lookup(apiKey.trim());
+      if (!info || info.revoked) {
+        return {
+          allowed: false,
+          status: 401,
+          headers: {},
+          body: errorBody(401, info?.revoked ? 'The API key is invalid: it has been revoked' : 'The API key is invalid'),
+        };
+      }
+      keyName = info.name;
+      bucket = `key:${info.name}`;
+      limit = info.rpm ?? this.options.keyRpm;
+    } else {
+      bucket = `ip:${ip}`;
+      limit = this.options.anonRpm;
+    }
+    if (limit <= 0) return { allowed: true, headers: {}, keyName };
+    const r = await this.options.limiter.consume(bucket, limit);
+    const resetS = Math.max(0, Math.ceil(r.resetMs / 1000));
+    const headers: AccessHeaders = {
+      'ratelimit-limit': String(r.limit),
+      'ratelimit-remaining': String(r.remaining),
+      'ratelimit-reset': String(resetS),
+    };
+    if (r.allowed) return { allowed: true, headers, keyName };
+    const retry = Math.max(1, resetS);
+    headers['retry-after'] = String(retry);
+    return {
+      allowed: false,
+      status: 429,
+      headers,
+      body: errorBody(
+        429,
+        `Rate limit exceeded: ${r.limit} requests per minute ${keyName ? `for API key "${keyName}"` : 'for anonymous clients'}; retry in ${retry} s` +
+          (keyName ? '' : ' or send an API key in the x-api-key header'),
+      ),
+    };
+  }
+
+  /**
+   * For the push layer: call once per new Socket.IO / WebSocket connection (it counts as one request).
+   * `ip` should come from clientIp(); `apiKey` from the handshake's x-api-key header (or auth payload).
+   */
+  checkConnection = (ip: string, apiKey: string | undefined): Promise<AccessDecision> => this.check(ip, apiKey);
+
+  /** Applies the check to every route of `router` (the preflight OPTIONS answer is not counted). */
+  install(router: Router): void {
+    router.onRequest(async (req) => {
+      const d = await this.check(req.remoteAddress, req.headers['x-api-key']);
+      if (d.allowed) {
+        req.locals.rateLimitHeaders = d.headers;
+        if (d.keyName) req.locals.apiKeyName = d.keyName;
+        return;
+      }
+      return decisionResponse(d);
+    });
+    router.onResponse((req, res) => {
+      const extra = req.locals.rateLimitHeaders as AccessHeaders | undefined;
+      if (!extra) return; // not checked (preflight) or refused here: the 401/429 carries its own headers
+      // A response replayed from a cache (src/api/cache.ts stores answers after this hook ran) may still carry the
+      // headers of the request that produced it: always replace them with this request's.
+      const headers: Record<string, string | number> = {};
+      for (const k in res.headers) if (!STALE_HEADERS.has(k.toLowerCase())) headers[k] = res.headers[k];
+      if (Object.keys(extra).length) {
+        Object.assign(headers, extra);
+        headers['access-control-expose-headers'] = RATE_LIMIT_EXPOSED_HEADERS.join(', ');
+      }
+      return { ...res, headers };
+    });
+  }
+}
+
+/** The 401/429 reply for a refused decision. */
+export function decisionResponse(d: Extract<AccessDecision, { allowed: false }>): HttpResponse {
+  const headers: Record<string, string> = { ...d.headers };
+  if (Object.keys(d.headers).length) headers['access-control-expose-headers'] = RATE_LIMIT_EXPOSED_HEADERS.join(', ');
+  return httpError(d.status, d.body.message, undefined, headers);
+}

@@ -1,0 +1,55 @@
+/** API keys and rate limits, built from the Config. */
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Sql } from '../store/connect.js';
+import { AccessControl } from './access.js';
+import { KeyStore } from './keys.js';
+import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './rate-limit.js';
+
+export { AccessControl, clientIp, decisionResponse, type AccessDecision, type AccessHeaders } from './access.js';
+export { KeyStore, createKey, listKeys, revokeKey, hashKey, generateKey, KeyError } from './keys.js';
+export { MemoryRateLimiter, RedisRateLimiter, type RateLimiter, type RateLimitResult } from './rate-limit.js';
+
+export interface Access {
+  access: AccessControl;
+  close(): Promise<void>;
+}
+
+/**
+ * The AccessControl for an api process: counters in Redis when REDIS_URL is set (one budget across processes),
+ * in-process otherwise; keys from `sql` (the primary, so revocations are seen without replica lag).
+ */
+export async function createAccessControl(config: Config, sql: Sql, log: Logger): Promise<Access> {
+  let limiter: RateLimiter;
+  if (config.redisUrl) {
+    const redis = new Redis(config.redisUrl, {
+      // Fail fast (the limiter then counts in-process) rather than queueing requests behind a dead Redis.
+      maxRetriesPerRequest: 1,
+      commandTimeout: 1000,
+      connectionName: 'stacks-pulse-ratelimit',
+    });
+    redis.on('error', () => {}); // reported by the limiter when a command fails
+    // Wait (briefly) for the connection so the first requests already share the budget.
+    const ready = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), 3000);
+      redis.once('ready', () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+    if (!ready) log.warn('rate limiter: Redis not reachable yet, counting in-process until it is');
+    limiter = new RedisRateLimiter(redis, { log, ownsClient: true });
+  } else {
+    limiter = new MemoryRateLimiter();
+  }
+  const access = new AccessControl({
+    anonRpm: config.rateLimitAnonRpm,
+    keyRpm: config.rateLimitKeyRpm,
+    trustProxy: config.trustProxy,
+    limiter,
+    keys: new KeyStore(sql),
+    log,
+  });
+  return { access, close: () => limiter.close() };
+}

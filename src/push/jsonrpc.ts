@@ -1,0 +1,318 @@
+/**
+ * JSON-RPC 2.0 over a plain WebSocket at /extended/v1/ws (native uWS `app.ws`, not Socket.IO): subscribe /
+ * unsubscribe to the reference's events (plus contract_event and address_mempool_update), notifications
+ * `{"jsonrpc":"2.0","method":<event>,"params":<payload>,"cursor":"<seq>"}`. Any number of topics of one kind per
+ * connection; batches; `params.cursor` on subscribe replays what that topic missed since the cursor, from PostgreSQL.
+ */
+import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
+import type { Logger } from 'pino';
+import type { Sql } from '../store/connect.js';
+import { isPrincipal, TX_ID_RE } from '../api/params.js';
+import { rooms } from './topics.js';
+import { messagesAfter, type PublishedMessage } from './log.js';
+
+interface RpcUserData {
+  rooms: Set<string>;
+}
+
+type Json = Record<string, unknown>;
+
+const EVENTS = [
+  'block',
+  'microblock',
+  'mempool',
+  'tx_update',
+  'address_tx_update',
+  'address_balance_update',
+  'nft_event',
+  'nft_asset_event',
+  'nft_collection_event',
+  'contract_event',
+  'address_mempool_update',
+] as const;
+
+class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+const invalidParams = (data: string) => new RpcError(-32602, 'Invalid params', data);
+
+/** `params` of subscribe/unsubscribe → the room and the reply's `result`. */
+function topicOf(params: Json | undefined): { room: string; result: Json } {
+  const event = params?.event;
+  if (event === undefined || event === null || event === '') throw invalidParams('subscription requests must include an event name');
+  if (typeof event !== 'string' || !(EVENTS as readonly string[]).includes(event)) {
+    throw invalidParams('subscription request must use a valid event name');
+  }
+  const str = (k: string) => (typeof params?.[k] === 'string' ? (params[k] as string) : '');
+  switch (event) {
+    case 'block':
+    case 'microblock':
+    case 'mempool':
+      return { room: event, result: {} };
+    case 'nft_event':
+      return { room: rooms.nftEvent, result: {} };
+    case 'tx_update': {
+      const raw = str('tx_id');
+      if (!TX_ID_RE.test(raw)) throw invalidParams('invalid tx_id');
+      const txId = (raw.startsWith('0x') ? raw : '0x' + raw).toLowerCase();
+      return { room: rooms.transaction(txId), result: { tx_id: txId } };
+    }
+    case 'address_tx_update':
+    case 'address_balance_update':
+    case 'address_mempool_update': {
+      const address = str('address');
+      if (!isPrincipal(address)) throw invalidParams('invalid address');
+      const room =
+        event === 'address_tx_update'
+          ? rooms.addressTransaction(address)
+          : event === 'address_balance_update'
+            ? rooms.addressStxBalance(address)
+            : rooms.addressMempool(address);
+      return { room, result: { address } };
+    }
+    case 'nft_asset_event': {
+      const asset = str('asset_identifier');
+      const value = str('value');
+      if (!asset.includes('::')) throw invalidParams('invalid asset_identifier');
+      if (!/^0x[0-9a-fA-F]+$/.test(value)) throw invalidParams('invalid value');
+      return { room: rooms.nftAssetEvent(asset, value), result: { asset_identifier: asset, value } };
+    }
+    case 'nft_collection_event': {
+      const asset = str('asset_identifier');
+      if (!asset.includes('::')) throw invalidParams('invalid asset_identifier');
+      return { room: rooms.nftCollectionEvent(asset), result: { asset_identifier: asset } };
+    }
+    case 'contract_event': {
+      const id = str('contract_id');
+      if (!isPrincipal(id) || !id.includes('.')) throw invalidParams('invalid contract_id');
+      return { room: rooms.contractEvent(id), result: { contract_id: id } };
+    }
+  }
+  throw invalidParams('subscription request must use a valid event name');
+}
+
+/** A published message as a JSON-RPC notification (method and params), or undefined when it has none. */
+export function notificationOf(m: PublishedMessage): { method: string; params: unknown } | undefined {
+  if (m.event === 'reorg') return { method: 'reorg', params: m.args[0] };
+  const colon = m.room.indexOf(':');
+  const kind = colon < 0 ? m.room : m.room.slice(0, colon);
+  switch (kind) {
+    case 'block':
+    case 'microblock':
+    case 'mempool':
+      return { method: kind, params: m.args[0] };
+    case 'nft-event':
+      return { method: 'nft_event', params: m.args[0] };
+    case 'transaction':
+      return { method: 'tx_update', params: m.args[0] };
+    case 'nft-asset-event':
+      return { method: 'nft_asset_event', params: m.args[2] };
+    case 'nft-collection-event':
+      return { method: 'nft_collection_event', params: m.args[1] };
+    case 'address-transaction': {
+      const [address, t] = m.args as [string, { tx: Json } & Json];
+      return {
+        method: 'address_tx_update',
+        params: { address, tx_id: t.tx.tx_id, tx_status: t.tx.tx_status, tx_type: t.tx.tx_type, ...t },
+      };
+    }
+    case 'address-stx-balance': {
+      const [address, balance] = m.args as [string, Json];
+      return { method: 'address_balance_update', params: { address, ...balance } };
+    }
+    case 'address-mempool': {
+      const [address, tx] = m.args as [string, Json];
+      return { method: 'address_mempool_update', params: { address, ...tx } };
+    }
+    case 'contract-event': {
+      const [contract_id, event] = m.args as [string, Json];
+      return { method: 'contract_event', params: { contract_id, ...event } };
+    }
+  }
+  return undefined;
+}
+
+export function notificationText(m: PublishedMessage): string | undefined {
+  const n = notificationOf(m);
+  return n && JSON.stringify({ jsonrpc: '2.0', method: n.method, params: n.params, cursor: m.seq });
+}
+
+export interface JsonRpcServerOptions {
+  sql: Sql;
+  log: Logger;
+  /** bytes of unsent data after which a connection is closed as a slow consumer */
+  maxBufferedBytes: number;
+  onSlowConsumer?: () => void;
+}
+
+export class JsonRpcServer {
+  private readonly byRoom = new Map<string, Set<WebSocket<RpcUserData>>>();
+  private readonly all = new Set<WebSocket<RpcUserData>>();
+
+  constructor(
+    app: TemplatedApp,
+    private readonly opts: JsonRpcServerOptions,
+  ) {
+    app.ws<RpcUserData>('/extended/v1/ws', {
+      idleTimeout: 120,
+      sendPingsAutomatically: true,
+      maxPayloadLength: 1024 * 1024,
+      maxBackpressure: 64 * 1024 * 1024,
+      upgrade: (res, req, context) => {
+        res.upgrade<RpcUserData>(
+          { rooms: new Set() },
+          req.getHeader('sec-websocket-key'),
+          req.getHeader('sec-websocket-protocol'),
+          req.getHeader('sec-websocket-extensions'),
+          context,
+        );
+      },
+      open: (ws) => {
+        this.all.add(ws);
+      },
+      message: (ws, message) => {
+        const text = Buffer.from(message).toString('utf8');
+        void this.onMessage(ws, text);
+      },
+      close: (ws) => {
+        this.all.delete(ws);
+        for (const r of ws.getUserData().rooms) this.leave(ws, r);
+      },
+    });
+  }
+
+  get connections(): number {
+    return this.all.size;
+  }
+
+  /** Sends each message to the connections subscribed to its room. */
+  deliver(msgs: PublishedMessage[]): void {
+    for (const m of msgs) {
+      const subs = this.byRoom.get(m.room);
+      if (!subs?.size) continue;
+      const text = notificationText(m);
+      if (!text) continue;
+      for (const ws of subs) this.send(ws, text);
+    }
+  }
+
+  close(): void {
+    for (const ws of [...this.all]) ws.end(1001, 'server shutting down');
+  }
+
+  private send(ws: WebSocket<RpcUserData>, text: string): void {
+    if (!this.all.has(ws)) return;
+    ws.send(text, false);
+    if (ws.getBufferedAmount() > this.opts.maxBufferedBytes) {
+      this.opts.onSlowConsumer?.();
+      this.all.delete(ws);
+      // 1013 "try again later": the client resumes with its last cursor
+      ws.end(1013, 'slow consumer: send buffer over limit, reconnect with your last cursor');
+    }
+  }
+
+  private join(ws: WebSocket<RpcUserData>, room: string) {
+    ws.getUserData().rooms.add(room);
+    let s = this.byRoom.get(room);
+    if (!s) this.byRoom.set(room, (s = new Set()));
+    s.add(ws);
+  }
+
+  private leave(ws: WebSocket<RpcUserData>, room: string) {
+    ws.getUserData().rooms.delete(room);
+    const s = this.byRoom.get(room);
+    s?.delete(ws);
+    if (s && !s.size) this.byRoom.delete(room);
+  }
+
+  private async onMessage(ws: WebSocket<RpcUserData>, text: string): Promise<void> {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      this.send(ws, JSON.stringify({ jsonrpc: '2.0', id: null, error: { message: 'Parse error', code: -32700, data: text } }));
+      return;
+    }
+    if (Array.isArray(parsed)) {
+      if (!parsed.length) {
+        this.send(ws, JSON.stringify(errorReply(null, new RpcError(-32600, 'Invalid request', parsed))));
+        return;
+      }
+      const after: (() => Promise<void>)[] = [];
+      const replies = parsed.map((r) => this.handle(ws, r, after)).filter((r): r is Json => r !== undefined);
+      if (replies.length) this.send(ws, JSON.stringify(replies));
+      for (const f of after) await f();
+      return;
+    }
+    const after: (() => Promise<void>)[] = [];
+    const reply = this.handle(ws, parsed, after);
+    if (reply) this.send(ws, JSON.stringify(reply));
+    for (const f of after) await f();
+  }
+
+  /** One request: its reply (undefined for a notification); catch-up work to run after the reply goes to `after`. */
+  private handle(ws: WebSocket<RpcUserData>, req: unknown, after: (() => Promise<void>)[]): Json | undefined {
+    const r = req as Json;
+    const id = r && typeof r === 'object' && !Array.isArray(r) && ('id' in r) ? (r.id as unknown) : undefined;
+    try {
+      if (!r || typeof r !== 'object' || Array.isArray(r) || r.jsonrpc !== '2.0') throw new RpcError(-32600, 'Invalid request', req);
+      if (typeof r.method !== 'string') {
+        if ('result' in r || 'error' in r) throw new RpcError(-32600, 'Invalid request', 'unexpected success msg from client');
+        throw new RpcError(-32600, 'Invalid request', req);
+      }
+      if (r.method !== 'subscribe' && r.method !== 'unsubscribe') throw new RpcError(-32601, 'Method not found');
+      const params = (r.params && typeof r.params === 'object' ? r.params : undefined) as Json | undefined;
+      const { room, result } = topicOf(params);
+      if (r.method === 'subscribe') {
+        const cursor = params?.cursor;
+        if (cursor !== undefined && !(typeof cursor === 'string' && /^\d+$/.test(cursor))) throw invalidParams('invalid cursor');
+        if (typeof cursor === 'string') after.push(() => this.catchUp(ws, room, cursor));
+        else this.join(ws, room);
+      } else {
+        this.leave(ws, room);
+      }
+      return id === undefined ? undefined : { jsonrpc: '2.0', id, result };
+    } catch (err) {
+      if (!(err instanceof RpcError)) throw err;
+      // a request without a usable id is answered with id null
+      const isObj = !!r && typeof r === 'object' && !Array.isArray(r);
+      const replyId = err.code === -32600 && !(isObj && ('result' in r || 'error' in r)) ? null : (id ?? null);
+      if (id === undefined && err.code !== -32600) return undefined;
+      return errorReply(replyId as string | number | null, err);
+    }
+  }
+
+  /** Replays the room's messages after `cursor`, then joins it (no gap, no duplicate: see PushServer.resume). */
+  private async catchUp(ws: WebSocket<RpcUserData>, room: string, cursor: string): Promise<void> {
+    let sent = BigInt(cursor);
+    for (;;) {
+      const target = this.lastSeen();
+      if (sent >= target) {
+        if (this.all.has(ws)) this.join(ws, room);
+        return;
+      }
+      const msgs = (await messagesAfter(this.opts.sql, sent.toString(), [room])).filter((m) => BigInt(m.seq) <= target);
+      for (const m of msgs) {
+        const text = notificationText(m);
+        if (text) this.send(ws, text);
+      }
+      sent = target;
+    }
+  }
+
+  /** Set by the push server: the newest cursor this process has delivered live. */
+  lastSeen: () => bigint = () => 0n;
+}
+
+function errorReply(id: string | number | null, err: RpcError): Json {
+  const error: Json = { message: err.message, code: err.code };
+  if (err.data !== undefined) error.data = err.data;
+  return { jsonrpc: '2.0', id, error };
+}

@@ -1,0 +1,49 @@
+/** The push_messages table (sql/0005_push.sql): append in publication order, read back for resume. */
+import type { Sql } from '../store/connect.js';
+import type { PushMessage } from './messages.js';
+
+/** A message with its resume cursor. */
+export interface PublishedMessage extends PushMessage {
+  seq: string;
+}
+
+/** The trailing Socket.IO argument (and JSON-RPC `cursor`) of a message. */
+export function cursorOf(m: PublishedMessage): Record<string, unknown> {
+  return m.meta ? { cursor: m.seq, height: m.meta.height, index_block_hash: m.meta.index_block_hash } : { cursor: m.seq };
+}
+
+/**
+ * Appends the messages of one observer message (event_log id `eventId`) in order. Idempotent: a second call for
+ * the same event id writes and returns nothing, so a re-publication after a retry is not delivered twice.
+ */
+export async function appendMessages(sql: Sql, eventId: number, msgs: PushMessage[]): Promise<PublishedMessage[]> {
+  if (!msgs.length) return [];
+  const rows = msgs.map((m, ord) => ({ ord, room: m.room, event: m.event, args: m.args, meta: m.meta ?? null }));
+  const inserted = await sql.unsafe<{ seq: string; ord: number }[]>(
+    `INSERT INTO push_messages (event_id, ord, room, event, args, meta)
+     SELECT $1, r.ord, r.room, r.event, r.args, r.meta
+     FROM json_to_recordset($2::text::json) AS r(ord integer, room text, event text, args json, meta json)
+     ORDER BY r.ord
+     ON CONFLICT (event_id, ord) DO NOTHING
+     RETURNING seq::text AS seq, ord`,
+    [eventId, JSON.stringify(rows)],
+  );
+  const seqByOrd = new Map(inserted.map((r) => [r.ord, r.seq]));
+  return msgs.flatMap((m, ord) => (seqByOrd.has(ord) ? [{ ...m, seq: seqByOrd.get(ord)! }] : []));
+}
+
+/** Messages of `roomNames` after `cursor`, oldest first (at most `limit`). */
+export async function messagesAfter(sql: Sql, cursor: string, roomNames: string[], limit = 10_000): Promise<PublishedMessage[]> {
+  if (!roomNames.length) return [];
+  const rows = await sql<{ seq: string; room: string; event: string; args: unknown[]; meta: PushMessage['meta'] | null }[]>`
+    SELECT seq::text AS seq, room, event, args, meta FROM push_messages
+    WHERE seq > ${cursor}::bigint AND room = ANY(${roomNames})
+    ORDER BY seq ASC LIMIT ${limit}`;
+  return rows.map((r) => ({ seq: r.seq, room: r.room, event: r.event, args: r.args, ...(r.meta ? { meta: r.meta } : {}) }));
+}
+
+/** The newest sequence (0 on an empty log). */
+export async function lastSeq(sql: Sql): Promise<string> {
+  const [r] = await sql<{ seq: string }[]>`SELECT COALESCE(max(seq), 0)::text AS seq FROM push_messages`;
+  return r.seq;
+}

@@ -1,0 +1,353 @@
+/**
+ * Committed change → room messages. Every payload is built from the database with the REST API's own queries and
+ * serializers (v1SingleBlockJson, lookupTx, addressTxWithTransfers, stxBalance, txJson/mempoolTxJson), so a pushed
+ * object is exactly what REST returns for it.
+ *
+ * What is sent (SPEC.md "Real-time push"):
+ *  - block: every new block above height 1 (the reference treats block 1 as the genesis replay and pushes nothing
+ *    for it), canonical or not, in the legacy v1 shape; a `reorg` message before it when blocks were orphaned.
+ *  - microblock: each newly stored unconfirmed microblock.
+ *  - mempool: each tx that entered the mempool (never re-sent when mined, unlike the reference).
+ *  - transaction:<txid>: the tx in its current shape whenever that shape changed (pending, mined in a microblock,
+ *    anchored, orphaned by a reorg, dropped): a payload equal to the room's previous message is not repeated.
+ *  - address-transaction / address-stx-balance: for each principal involved in a tx that changed (sender, recipient,
+ *    called or deployed contract, asset transfer parties; lock holders get the balance only), the tx with the
+ *    principal's STX flows (canonical txs only, newest first), then the balance when it changed.
+ *  - nft-event / nft-asset-event / nft-collection-event: NFT events of txs newly anchored in a canonical block.
+ *  - contract-event:<contract_id>: smart_contract_log events of txs newly mined (microblock or block) canonically.
+ *  - address-mempool:<principal>: a tx involving the principal entered or left the mempool.
+ */
+import type { Sql } from '../store/connect.js';
+import type { ChainUpdate } from '../chain/types.js';
+import type { IngestResult } from '../store/ingest.js';
+import { chainTip } from '../store/chain-tip.js';
+import { v1SingleBlockJson } from '../api/routes/blocks.js';
+import { lookupTx } from '../api/routes/txs.js';
+import { addressTxWithTransfers, stxBalance } from '../api/routes/addresses.js';
+import type { BlockDbRow } from '../api/serialize-blocks.js';
+import { ABI_SUBQUERY, isoTime, mempoolTxJson, type MempoolDbRow, type TxDbRow } from '../api/serialize.js';
+import { rooms } from './topics.js';
+
+/** One message for one room. The Socket.IO event name is `event` (the room name, or `reorg`). */
+export interface PushMessage {
+  room: string;
+  event: string;
+  args: unknown[];
+  /** block messages: where the cursor sits on the chain */
+  meta?: { height: number; index_block_hash: string };
+}
+
+export interface CommittedChange {
+  update: ChainUpdate;
+  result: IngestResult;
+}
+
+type TxRowFull = TxDbRow & {
+  sender_address: string;
+  fee_rate: string;
+  token_transfer_recipient: string | null;
+  contract_call_contract_id: string | null;
+  smart_contract_contract_id: string | null;
+};
+
+interface EventDbRow {
+  tx_id: string;
+  event_index: number;
+  tx_index: number;
+  block_height: number;
+  event_type: string;
+  asset_event_type: string | null;
+  sender: string | null;
+  recipient: string | null;
+  asset_identifier: string | null;
+  value_hex: string | null;
+  contract_id: string | null;
+  locked_address: string | null;
+  api: { asset?: { value?: unknown } } & Record<string, unknown>;
+}
+
+const NO_EVENTS = { limit: 0, offset: 0 };
+
+/** The reference's NftEvent (the nft-event rooms' payload). */
+export function nftEventJson(e: EventDbRow): Record<string, unknown> {
+  return {
+    asset_identifier: e.asset_identifier,
+    asset_event_type: e.asset_event_type,
+    value: e.api.asset?.value,
+    tx_id: e.tx_id,
+    tx_index: e.tx_index,
+    block_height: e.block_height,
+    event_index: e.event_index,
+    sender: e.sender,
+    recipient: e.recipient,
+  };
+}
+
+interface MicroblockDbRow {
+  microblock_hash: string;
+  microblock_sequence: number;
+  microblock_parent_hash: string;
+  parent_index_block_hash: string;
+  index_block_hash: string;
+  block_height: number;
+  block_hash: string;
+  parent_burn_block_height: number;
+  parent_burn_block_hash: string;
+  parent_burn_block_time: number;
+  microblock_canonical: boolean;
+  canonical: boolean;
+}
+
+/** The reference's Microblock. */
+export function microblockJson(m: MicroblockDbRow, parentBlockHash: string, txs: string[]): Record<string, unknown> {
+  return {
+    canonical: m.canonical,
+    microblock_canonical: m.microblock_canonical,
+    microblock_hash: m.microblock_hash,
+    microblock_sequence: m.microblock_sequence,
+    microblock_parent_hash: m.microblock_parent_hash,
+    block_height: m.block_height,
+    parent_block_height: m.block_height - 1,
+    parent_block_hash: parentBlockHash,
+    block_hash: m.block_hash || '0x',
+    txs,
+    parent_burn_block_height: m.parent_burn_block_height,
+    parent_burn_block_hash: m.parent_burn_block_hash,
+    parent_burn_block_time: m.parent_burn_block_time,
+    parent_burn_block_time_iso: m.parent_burn_block_time > 0 ? isoTime(m.parent_burn_block_time) : '',
+  };
+}
+
+/** Last published payload per room (to publish only changes). */
+async function lastPayloads(sql: Sql, roomNames: string[]): Promise<Map<string, string>> {
+  if (!roomNames.length) return new Map();
+  const rows = await sql<{ room: string; args: unknown[] }[]>`
+    SELECT DISTINCT ON (room) room, args FROM push_messages WHERE room = ANY(${roomNames}) ORDER BY room, seq DESC`;
+  return new Map(rows.map((r) => [r.room, JSON.stringify(r.args)]));
+}
+
+function uniq<T>(xs: T[]): T[] {
+  return [...new Set(xs)];
+}
+
+/**
+ * Builds every message of one committed change, in publication order. Chain data is read through `sql` (a snapshot
+ * as of the commit, or the live database); what was already published is read through `log` (the live database).
+ */
+export async function buildMessages(sql: Sql, c: CommittedChange, log: Sql = sql): Promise<PushMessage[]> {
+  const { update: u, result } = c;
+  const out: PushMessage[] = [];
+  let candidates: string[] = [];
+  let balanceHeight: { height: number; burnHeight: number } | undefined;
+  let anchoredBlock: string | undefined;
+
+  switch (u.kind) {
+    case 'block': {
+      if (u.block.block_height <= 1) return [];
+      const [b] = await sql<BlockDbRow[]>`SELECT * FROM blocks WHERE index_block_hash = ${u.block.index_block_hash}`;
+      if (!b) return [];
+      if (result.orphanedBlocks.length) {
+        const tip = await chainTip(sql);
+        out.push({
+          room: rooms.block,
+          event: 'reorg',
+          args: [
+            {
+              orphaned: result.orphanedBlocks,
+              new_tip: { height: tip?.block_height ?? 0, index_block_hash: tip?.index_block_hash ?? '' },
+            },
+          ],
+        });
+      }
+      out.push({
+        room: rooms.block,
+        event: rooms.block,
+        args: [await v1SingleBlockJson(sql, b)],
+        meta: { height: b.block_height, index_block_hash: b.index_block_hash },
+      });
+      const moved = [...result.orphanedBlocks, ...result.restoredBlocks];
+      const movedTxs = moved.length
+        ? await sql<{ tx_id: string }[]>`
+            SELECT DISTINCT tx_id FROM txs WHERE index_block_hash = ANY(${moved})`
+        : [];
+      candidates = uniq([...u.txs.map((t) => t.tx_id), ...result.txIds, ...movedTxs.map((r) => r.tx_id)]);
+      balanceHeight = { height: b.block_height, burnHeight: b.burn_block_height };
+      if (b.canonical) anchoredBlock = b.index_block_hash;
+      break;
+    }
+    case 'microblocks': {
+      const hashes = u.microblocks.map((m) => m.microblock_hash);
+      const mbs = await sql<MicroblockDbRow[]>`
+        SELECT * FROM microblocks WHERE microblock_hash = ANY(${hashes}) AND index_block_hash = ''
+        ORDER BY microblock_sequence ASC`;
+      if (!mbs.length && !result.txIds.length) return [];
+      const [parent] = await sql<{ block_hash: string; block_height: number; burn_block_height: number }[]>`
+        SELECT block_hash, block_height, burn_block_height FROM blocks WHERE index_block_hash = ${u.parentIndexBlockHash}`;
+      const txRows = await sql<{ microblock_hash: string; tx_id: string }[]>`
+        SELECT microblock_hash, tx_id FROM txs WHERE microblock_hash = ANY(${hashes}) AND index_block_hash = ''
+        ORDER BY tx_index DESC`;
+      for (const m of mbs) {
+        const txs = txRows.filter((t) => t.microblock_hash === m.microblock_hash).map((t) => t.tx_id);
+        out.push({ room: rooms.microblock, event: rooms.microblock, args: [microblockJson(m, parent?.block_hash ?? '', txs)] });
+      }
+      candidates = uniq([...txRows.map((t) => t.tx_id), ...result.txIds, ...result.unconfirmedOrphans]);
+      if (parent) balanceHeight = { height: parent.block_height + 1, burnHeight: parent.burn_block_height };
+      break;
+    }
+    case 'mempool':
+    case 'drop_mempool':
+      candidates = uniq(result.txIds);
+      break;
+    default:
+      return [];
+  }
+  if (!candidates.length) return out;
+
+  // Current shape of every candidate tx; only those whose room would see something new count as changed.
+  const shapes = new Map<string, Record<string, unknown>>();
+  for (const id of candidates) {
+    const tx = await lookupTx(sql, id, { max: Number.MAX_SAFE_INTEGER, events: NO_EVENTS, excludeFunctionArgs: false, includeNonCanonical: true });
+    if (tx) shapes.set(id, tx);
+  }
+  const last = await lastPayloads(log, [...shapes.keys()].map(rooms.transaction));
+  const changed = [...shapes.keys()].filter((id) => last.get(rooms.transaction(id)) !== JSON.stringify([shapes.get(id)]));
+  if (!changed.length) return out;
+
+  // Mempool entries and exits.
+  const mempoolRows = await sql<(MempoolDbRow & MempoolPrincipals & { pruned: boolean })[]>`
+    SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ANY(${changed})`;
+  const mempoolById = new Map(mempoolRows.map((r) => [r.tx_id, r]));
+
+  // Mined placements (canonical) of the changed txs.
+  const mined = await sql<TxRowFull[]>`
+    SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x
+    WHERE x.tx_id = ANY(${changed}) AND x.canonical AND x.microblock_canonical`;
+  const minedById = new Map(mined.map((r) => [r.tx_id, r]));
+  const events = mined.length
+    ? await sql<EventDbRow[]>`
+        SELECT e.tx_id, e.event_index, e.tx_index, e.block_height, e.event_type, e.asset_event_type, e.sender,
+          e.recipient, e.asset_identifier, e.value_hex, e.contract_id, e.locked_address, e.api
+        FROM events e JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash
+          AND t.microblock_hash = e.microblock_hash
+        WHERE t.tx_id = ANY(${mined.map((m) => m.tx_id)}) AND t.canonical AND t.microblock_canonical
+        ORDER BY t.block_height, t.microblock_sequence, t.tx_index, e.event_index`
+    : [];
+
+  for (const id of changed) {
+    const tx = shapes.get(id)!;
+    const row = mempoolById.get(id);
+    if (u.kind === 'mempool' && row && !row.pruned) out.push({ room: rooms.mempool, event: rooms.mempool, args: [tx] });
+    out.push({ room: rooms.transaction(id), event: rooms.transaction(id), args: [tx] });
+  }
+
+  // address-mempool: entered (pending) or left (mined, dropped, replaced) the mempool.
+  for (const id of changed) {
+    const row = mempoolById.get(id);
+    if (!row) continue;
+    const m = minedById.get(id);
+    const status = row.pruned && m && row.status === 'pending' ? m.status : row.status;
+    const payload = mempoolTxJson(row, { status });
+    for (const p of mempoolPrincipals(row)) out.push({ room: rooms.addressMempool(p), event: rooms.addressMempool(p), args: [p, payload] });
+  }
+
+  // Principals of each changed tx (reference order), and which of them see the tx in address-transaction.
+  const balanceOnly = new Set<string>();
+  const principalsOrder: string[] = [];
+  const txsOf = new Map<string, TxRowFull[]>();
+  const note = (p: string | null | undefined, tx: TxRowFull | undefined, lockOnly = false) => {
+    if (!p) return;
+    if (!principalsOrder.includes(p)) principalsOrder.push(p);
+    if (tx && !lockOnly) {
+      const list = txsOf.get(p) ?? [];
+      if (!list.includes(tx)) list.push(tx);
+      txsOf.set(p, list);
+    } else if (lockOnly && !txsOf.has(p)) balanceOnly.add(p);
+  };
+  for (const id of changed) {
+    const m = minedById.get(id);
+    if (!m) continue;
+    note(m.sender_address, m);
+    for (const e of events.filter((x) => x.tx_id === id)) {
+      if (e.event_type === 'stx_lock') note(e.locked_address, m, true);
+      if (e.event_type === 'stx_asset' || e.event_type === 'fungible_token_asset' || e.event_type === 'non_fungible_token_asset') {
+        note(e.sender, m);
+        note(e.recipient, m);
+      }
+    }
+    note(m.smart_contract_contract_id, m);
+    note(m.contract_call_contract_id, m);
+    note(m.token_transfer_recipient, m);
+  }
+  // Orphaned txs (no canonical placement) still change their parties' balances.
+  const orphanParties = changed.filter((id) => !minedById.has(id) && shapes.get(id)?.canonical === false);
+  for (const id of orphanParties) {
+    const s = shapes.get(id)!;
+    note(s.sender_address as string, undefined);
+  }
+
+  if (balanceHeight) {
+    const balances = new Map<string, unknown>();
+    for (const p of principalsOrder) balances.set(p, await stxBalance(sql, p, balanceHeight.height, balanceHeight.burnHeight, false));
+    const lastBalance = await lastPayloads(log, principalsOrder.map(rooms.addressStxBalance));
+    for (const p of principalsOrder) {
+      const txs = (txsOf.get(p) ?? []).slice().sort((a, b) => b.block_height - a.block_height || b.tx_index - a.tx_index);
+      for (const t of txs) {
+        const full = await addressTxWithTransfers(sql, p, t);
+        const room = rooms.addressTransaction(p);
+        out.push({
+          room,
+          event: room,
+          args: [
+            p,
+            {
+              tx: full.tx,
+              stx_sent: full.stx_sent,
+              stx_received: full.stx_received,
+              // the reference's push payload keeps a missing party as null (its REST answer prints "")
+              stx_transfers: full.stx_transfers.map((x) => ({ ...x, sender: x.sender || null, recipient: x.recipient || null })),
+            },
+          ],
+        });
+      }
+      const room = rooms.addressStxBalance(p);
+      const args = [p, balances.get(p)];
+      if (lastBalance.get(room) !== JSON.stringify(args)) out.push({ room, event: room, args });
+    }
+  }
+
+  // NFT events of txs newly anchored in a canonical block; contract logs of every newly mined canonical tx.
+  for (const e of events) {
+    if (!changed.includes(e.tx_id)) continue;
+    const m = minedById.get(e.tx_id)!;
+    if (e.event_type === 'non_fungible_token_asset' && anchoredBlock && m.index_block_hash === anchoredBlock && e.asset_identifier) {
+      const ev = nftEventJson(e);
+      const value = e.value_hex ?? '';
+      out.push({ room: rooms.nftEvent, event: rooms.nftEvent, args: [ev] });
+      const a = rooms.nftAssetEvent(e.asset_identifier, value);
+      out.push({ room: a, event: a, args: [e.asset_identifier, value, ev] });
+      const col = rooms.nftCollectionEvent(e.asset_identifier);
+      out.push({ room: col, event: col, args: [e.asset_identifier, ev] });
+    }
+    if (e.event_type === 'smart_contract_log' && e.contract_id) {
+      const room = rooms.contractEvent(e.contract_id);
+      out.push({ room, event: room, args: [e.contract_id, e.api] });
+    }
+  }
+  return out;
+}
+
+interface MempoolPrincipals {
+  sender_address: string;
+  sponsor_address: string | null;
+  token_transfer_recipient: string | null;
+  contract_call_contract_id: string | null;
+  smart_contract_contract_id: string | null;
+}
+
+function mempoolPrincipals(r: MempoolPrincipals): string[] {
+  return uniq(
+    [r.sender_address, r.sponsor_address, r.token_transfer_recipient, r.contract_call_contract_id, r.smart_contract_contract_id].filter(
+      (x): x is string => !!x,
+    ),
+  );
+}

@@ -1,0 +1,106 @@
+// Compiles src/ with tsc into a private folder directly under the repository root (so the compiled code finds
+// sql/, package.json and node_modules exactly as dist/ does) for tests that spawn real service processes.
+// Each caller gets its own folder: test files running in parallel never write over each other.
+import { execFile, spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+
+const run = promisify(execFile);
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface Build {
+  dir: string;
+  /** The compiled CLI entry (`node <main> serve|api|keys ...`). */
+  main: string;
+  remove(): void;
+}
+
+export async function buildService(): Promise<Build> {
+  const dir = path.join(REPO_ROOT, `.test-build-${process.pid}-${randomBytes(3).toString('hex')}`);
+  mkdirSync(dir);
+  writeFileSync(
+    path.join(dir, 'tsconfig.json'),
+    JSON.stringify({
+      extends: '../tsconfig.json',
+      compilerOptions: { outDir: '.', rootDir: '..', sourceMap: false, incremental: false },
+      include: ['../src'],
+    }),
+  );
+  try {
+    await run(process.execPath, [path.join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(dir, 'tsconfig.json')], {
+      cwd: REPO_ROOT,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    const e = err as { stdout?: string; stderr?: string; message: string };
+    throw new Error(`tsc failed: ${e.stdout ?? ''}${e.stderr ?? ''}${e.message}`);
+  }
+  return {
+    dir,
+    main: path.join(dir, 'src/main.js'),
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+export interface ChildService {
+  pid: number;
+  api: string;
+  /** All stdout/stderr so far (JSON log lines). */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** Spawns `node <main> <command>` and resolves once it logs 'API listening' (the port comes from that line). */
+export async function spawnService(main: string, command: string, env: Record<string, string>): Promise<ChildService> {
+  const child = spawn(process.execPath, [main, command], {
+    env: { PATH: process.env.PATH ?? '', API_HOST: '127.0.0.1', API_PORT: '0', OBSERVER_PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not start:\n${out}`)), 30_000);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      for (const line of out.split('\n')) {
+        if (!line.includes('API listening')) continue;
+        try {
+          const port = (JSON.parse(line) as { port: number }).port;
+          clearTimeout(timer);
+          resolve(port);
+          return;
+        } catch {
+          /* partial line */
+        }
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`service exited with ${code}:\n${out}`));
+    });
+  });
+  return {
+    pid: child.pid!,
+    api: `http://127.0.0.1:${port}`,
+    output: () => out,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(t);
+    },
+  };
+}
+
+/** Resident set size of a process in bytes (Linux /proc). */
+export function rssOf(pid: number): number {
+  const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!m) throw new Error(`no VmRSS for ${pid}`);
+  return Number(m[1]) * 1024;
+}

@@ -1,0 +1,142 @@
+// PoX synthetic events (pox-2/3/4 print events) → /extended/v1/address/{p}/stx lock fields, and burnchain-op txs end
+// to end: the regtest pox-4 fixture is replayed, then blocks the node could send next are posted.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { readFixture } from './helpers/fixtures.js';
+import { replay, startTestService, type TestService } from './helpers/service.js';
+import { decodePoxPrintEvent, poxEventRows, cv } from '../src/chain/pox.js';
+import { poxPrint } from './helpers/pox-print.js';
+
+const SCENARIO = 'regtest-env-pox-4-stack-stx-in-reward-phase-S1';
+const STACKER = 'STB44HYPYAT2BB2QE513NSP81HTMYWBJP02HPGK6';
+const POX4 = 'ST000000000000000000002AMW42H.pox-4';
+const LOCK_TX = '0x23c5b683d41592eb6fe48c7d0de590521b6de18f81242c8f20b9e9e94a240f1e';
+const LOCKED = 2500170000000000n;
+const SENDER = { address: 'ST1Z7V02CJRY3G5R2RDG7SFAZA8VGH0Y44NC2NAJN', address_hash_bytes: '0x7e7d804c963c381702c3607cbd5f52370883c425', address_version: 26 };
+
+const hex32 = () => '0x' + randomBytes(32).toString('hex');
+const lines = readFixture(SCENARIO);
+
+describe('decodePoxPrintEvent on the fixture', () => {
+  it('decodes the regtest stack-stx print with the reference’s patches (locked = lock-amount, unlock = unlock-burn-height)', () => {
+    const prints = lines
+      .filter((l) => l.path === '/new_block')
+      .flatMap((l) => JSON.parse(l.body).events)
+      .filter((e: any) => e.type === 'contract_event' && e.contract_event.contract_identifier === POX4 && e.contract_event.topic === 'print');
+    expect(prints.length).toBeGreaterThan(0);
+    const d = decodePoxPrintEvent(prints[0].contract_event.raw_value)!;
+    expect(d).toMatchObject({ name: 'stack-stx', stacker: STACKER, locked: LOCKED, burnchainUnlockHeight: 140n });
+    expect(d.data.lock_period).toBe(1n);
+    expect(d.poxAddrRaw).toMatch(/^0x0[0-6][0-9a-f]{40,64}$/);
+  });
+
+  it('handle-unlock adds locked back to balance; stack-increase adds to locked; non-pox and (err) prints are ignored', () => {
+    const unlock = decodePoxPrintEvent(
+      poxPrint('handle-unlock', STACKER, { 'first-cycle-locked': cv.uint(1n), 'first-unlocked-cycle': cv.uint(2n) }, { locked: 50n, balance: 10n, unlock: 99n }),
+    )!;
+    expect(unlock).toMatchObject({ name: 'handle-unlock', balance: 60n, locked: 50n, burnchainUnlockHeight: 99n });
+    const inc = decodePoxPrintEvent(poxPrint('stack-increase', STACKER, { 'increase-by': cv.uint(7n), 'total-locked': cv.uint(57n) }, { locked: 50n, balance: 10n }))!;
+    expect(inc).toMatchObject({ locked: 57n, balance: 3n });
+    expect(decodePoxPrintEvent('0x08' + cv.uint(1n).slice(2))).toBeNull(); // (err u1)
+    expect(decodePoxPrintEvent(poxPrint('no-such-event', STACKER, {}))).toBeNull();
+    const rows = poxEventRows([
+      { event_type: 'smart_contract_log', topic: 'print', contract_id: POX4, value_hex: poxPrint('stack-increase', STACKER, { 'increase-by': cv.uint(7n), 'total-locked': cv.uint(57n) }) },
+      { event_type: 'smart_contract_log', topic: 'print', contract_id: 'ST000000000000000000002AMW42H.not-pox', value_hex: poxPrint('stack-increase', STACKER, { 'increase-by': cv.uint(7n), 'total-locked': cv.uint(57n) }) },
+      { event_type: 'smart_contract_log', topic: 'print', contract_id: 'ST000000000000000000002AMW42H.pox', value_hex: poxPrint('stack-increase', STACKER, { 'increase-by': cv.uint(7n), 'total-locked': cv.uint(57n) }) },
+    ]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ name: 'stack-increase', stacker: STACKER, locked: '7' });
+  });
+});
+
+describe('lock state and burnchain-op txs through the service', () => {
+  let svc: TestService;
+  let tip: any;
+  beforeAll(async () => {
+    svc = await startTestService();
+    const statuses = await replay(svc.observer, lines);
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    tip = JSON.parse(lines.filter((l) => l.path === '/new_block').at(-1)!.body);
+  }, 120_000);
+  afterAll(async () => svc?.stop());
+
+  const stx = async () => (await (await fetch(`${svc.api}/extended/v1/address/${STACKER}/stx`)).json()) as Record<string, unknown>;
+
+  /** Posts the next block: one burnchain stack-stx op tx carrying the given pox-4 print value. */
+  async function nextBlock(print: string): Promise<string> {
+    const txid = hex32();
+    const body = {
+      ...tip,
+      block_hash: hex32(),
+      index_block_hash: hex32(),
+      parent_block_hash: tip.block_hash,
+      parent_index_block_hash: tip.index_block_hash,
+      block_height: tip.block_height + 1,
+      matured_miner_rewards: [],
+      reward_set: null,
+      cycle_number: null,
+      transactions: [
+        {
+          txid,
+          tx_index: 0,
+          status: 'success',
+          raw_result: '0x0703',
+          raw_tx: '0x00',
+          contract_abi: null,
+          burnchain_op: {
+            stack_stx: {
+              auth_id: 1, burn_block_height: tip.burn_block_height, burn_header_hash: 'aa'.repeat(32), burn_txid: txid.slice(2),
+              max_amount: 1000, num_cycles: 1, reward_addr: 'tb1pf4x64urhdsdmadxxhv2wwjv6e3evy59auu2xaauu3vz3adxtskfschm453',
+              sender: SENDER, signer_key: '03' + '11'.repeat(32), stacked_ustx: 1000, vtxindex: 1,
+            },
+          },
+          execution_cost: { read_count: 1, read_length: 2, runtime: 3, write_count: 4, write_length: 5 },
+          microblock_sequence: null,
+          microblock_hash: null,
+          microblock_parent_hash: null,
+        },
+      ],
+      events: [
+        { txid, event_index: 0, committed: true, type: 'contract_event', contract_event: { contract_identifier: POX4, topic: 'print', value: null, raw_value: print } },
+      ],
+    };
+    const res = await fetch(`${svc.observer}/new_block`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect(res.status, await res.text()).toBe(200);
+    tip = body;
+    return txid;
+  }
+
+  it('the fixture lock comes from the pox-4 stack-stx event (stx_lock events are past pox_v1_unlock_height here)', async () => {
+    expect(await stx()).toMatchObject({ lock_tx_id: LOCK_TX, locked: LOCKED.toString(), lock_height: 8, burnchain_lock_height: 110, burnchain_unlock_height: 140 });
+  });
+
+  it('a burnchain stack-stx op is served as a fee-less contract_call to pox-4', async () => {
+    const print = poxPrint('stack-increase', STACKER, { 'increase-by': cv.uint(1000n), 'total-locked': cv.uint(LOCKED + 1000n) }, { locked: LOCKED, balance: 5000n, unlock: 140n });
+    const txid = await nextBlock(print);
+    const res = await fetch(`${svc.api}/extended/v1/tx/${txid}`);
+    expect(res.status).toBe(200);
+    const tx = (await res.json()) as any;
+    expect(tx).toMatchObject({
+      tx_id: txid, tx_type: 'contract_call', fee_rate: '0', nonce: 0, sponsored: false, anchor_mode: 'any',
+      post_condition_mode: 'allow', post_conditions: [], sender_address: SENDER.address, tx_status: 'success', event_count: 1,
+    });
+    expect(tx.contract_call.contract_id).toBe(POX4);
+    expect(tx.contract_call.function_name).toBe('stack-stx');
+    expect(tx.contract_call.function_args).toHaveLength(8);
+    expect(tx.contract_call.function_args[0].repr).toBe('u1000');
+
+    // stack-increase (unlock 140 >= burn height 110) is now the lock: locked + increase-by, at the new height
+    expect(await stx()).toMatchObject({
+      lock_tx_id: txid, locked: (LOCKED + 1000n).toString(), lock_height: tip.block_height, burnchain_lock_height: tip.burn_block_height, burnchain_unlock_height: 140,
+    });
+    // until_block before the increase still sees the original lock
+    const before = (await (await fetch(`${svc.api}/extended/v1/address/${STACKER}/stx?until_block=8`)).json()) as any;
+    expect(before).toMatchObject({ lock_tx_id: LOCK_TX, locked: LOCKED.toString() });
+  });
+
+  it('a handle-unlock whose unlock height has passed resets the lock', async () => {
+    const print = poxPrint('handle-unlock', STACKER, { 'first-cycle-locked': cv.uint(5n), 'first-unlocked-cycle': cv.uint(6n) }, { locked: LOCKED, balance: 5000n, unlock: 100n });
+    await nextBlock(print);
+    expect(await stx()).toMatchObject({ lock_tx_id: '', locked: '0', lock_height: 0, burnchain_lock_height: 0, burnchain_unlock_height: 0 });
+  });
+});
