@@ -51,6 +51,43 @@ function decodeOrThrow(raw: string, where: string): DecodedTx {
   }
 }
 
+/** The columns txs and mempool_txs share, from a decoded transaction. */
+function decodedColumns(d: DecodedTx) {
+  return {
+    raw_tx: d.rawTx,
+    tx_type: d.txType,
+    nonce: d.nonce,
+    fee_rate: d.feeRate,
+    sender_address: d.senderAddress,
+    sponsor_address: d.sponsorAddress,
+    sponsored: d.sponsored,
+    token_transfer_recipient: d.tokenTransferRecipient,
+    token_transfer_amount: d.tokenTransferAmount,
+    contract_call_contract_id: d.contractCallContractId,
+    smart_contract_contract_id: d.smartContractContractId,
+  };
+}
+
+type MicroblockRef = { microblock_hash: string; microblock_sequence: number; microblock_parent_hash: string; tx_count: number };
+
+/** The microblocks named by a list of txs (those carrying a microblock hash), with their tx counts. */
+function groupMicroblocks(txs: readonly TxRow[]): MicroblockRef[] {
+  const byHash = new Map<string, MicroblockRef>();
+  for (const t of txs) {
+    if (!t.microblock_hash) continue;
+    const m = byHash.get(t.microblock_hash);
+    if (m) m.tx_count++;
+    else
+      byHash.set(t.microblock_hash, {
+        microblock_hash: t.microblock_hash,
+        microblock_sequence: t.microblock_sequence,
+        microblock_parent_hash: t.microblock_parent_hash,
+        tx_count: 1,
+      });
+  }
+  return [...byHash.values()];
+}
+
 interface TxPlacement {
   index_block_hash: string;
   block_hash: string;
@@ -98,17 +135,7 @@ function txRow(
     microblock_sequence: t.microblock_sequence ?? ANCHORED_MICROBLOCK_SEQUENCE,
     microblock_parent_hash: t.microblock_parent_hash ? normalizeHex(t.microblock_parent_hash) : '',
     tx_index: t.tx_index,
-    raw_tx: d.rawTx,
-    tx_type: d.txType,
-    nonce: d.nonce,
-    fee_rate: d.feeRate,
-    sender_address: d.senderAddress,
-    sponsor_address: d.sponsorAddress,
-    sponsored: d.sponsored,
-    token_transfer_recipient: d.tokenTransferRecipient,
-    token_transfer_amount: d.tokenTransferAmount,
-    contract_call_contract_id: d.contractCallContractId,
-    smart_contract_contract_id: d.smartContractContractId,
+    ...decodedColumns(d),
     status: t.status,
     raw_result: normalizeHex(t.raw_result),
     // NUL cannot be stored in text; the reference strips it too
@@ -176,19 +203,7 @@ export function blockUpdate(msg: NewBlockMessage): ChainUpdate {
     .filter((t): t is TxRow => t !== null);
   const events = txs.flatMap((t) => eventRows(t, byTx.get(t.tx_id) ?? []));
 
-  const microblocks = new Map<string, { microblock_hash: string; microblock_sequence: number; microblock_parent_hash: string; tx_count: number }>();
-  for (const t of txs) {
-    if (!t.microblock_hash) continue;
-    const m = microblocks.get(t.microblock_hash);
-    if (m) m.tx_count++;
-    else
-      microblocks.set(t.microblock_hash, {
-        microblock_hash: t.microblock_hash,
-        microblock_sequence: t.microblock_sequence,
-        microblock_parent_hash: t.microblock_parent_hash,
-        tx_count: 1,
-      });
-  }
+  const microblocks = groupMicroblocks(txs);
 
   const minerRewards: MinerRewardRow[] = msg.matured_miner_rewards.map((r) => ({
     index_block_hash,
@@ -245,7 +260,7 @@ export function blockUpdate(msg: NewBlockMessage): ChainUpdate {
     txs,
     events,
     minerRewards,
-    confirmedMicroblocks: [...microblocks.values()],
+    confirmedMicroblocks: microblocks,
     pox: {
       pox_v1_unlock_height: msg.pox_v1_unlock_height ?? null,
       pox_v2_unlock_height: msg.pox_v2_unlock_height ?? null,
@@ -274,25 +289,14 @@ export function microblocksUpdate(msg: NewMicroblocksMessage): ChainUpdate {
     .map((t, i) => txRow(t, i, byTx.get(normalizeHex(t.txid)) ?? [], placement, 'body', msg.events))
     .filter((t): t is TxRow => t !== null);
   const events = txs.flatMap((t) => eventRows(t, byTx.get(t.tx_id) ?? []));
-  const microblocks = new Map<string, { microblock_hash: string; microblock_sequence: number; microblock_parent_hash: string; tx_count: number }>();
-  for (const t of txs) {
-    const m = microblocks.get(t.microblock_hash);
-    if (m) m.tx_count++;
-    else
-      microblocks.set(t.microblock_hash, {
-        microblock_hash: t.microblock_hash,
-        microblock_sequence: t.microblock_sequence,
-        microblock_parent_hash: t.microblock_parent_hash,
-        tx_count: 1,
-      });
-  }
+  const microblocks = groupMicroblocks(txs);
   return {
     kind: 'microblocks',
     parentIndexBlockHash: parent,
     burnBlockHash: normalizeHex(msg.burn_block_hash),
     burnBlockHeight: msg.burn_block_height,
     burnBlockTime: msg.burn_block_timestamp,
-    microblocks: [...microblocks.values()],
+    microblocks,
     txs,
     events,
   };
@@ -318,17 +322,7 @@ export function mempoolUpdate(msg: NewMempoolTxMessage, receiptTime: number): Ch
     const d = decodeOrThrow(raw, `body/${i}`);
     return {
       tx_id: d.txId,
-      raw_tx: d.rawTx,
-      tx_type: d.txType,
-      nonce: d.nonce,
-      fee_rate: d.feeRate,
-      sender_address: d.senderAddress,
-      sponsor_address: d.sponsorAddress,
-      sponsored: d.sponsored,
-      token_transfer_recipient: d.tokenTransferRecipient,
-      token_transfer_amount: d.tokenTransferAmount,
-      contract_call_contract_id: d.contractCallContractId,
-      smart_contract_contract_id: d.smartContractContractId,
+      ...decodedColumns(d),
       byte_size: d.byteSize,
       api: d.api as unknown as Record<string, unknown>,
       receipt_time: receiptTime,
