@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import { logger as defaultLogger } from '../logger.js';
 import { uWS, type TemplatedApp, type UwsRequest, type UwsResponse } from './uws.js';
+import { readRequestBody, RequestAborted } from './body.js';
 import {
   HttpError,
   JSON_CONTENT_TYPE,
@@ -92,7 +93,6 @@ const ALL = '*';
 const DEFAULT_BODY_LIMIT = 1024 * 1024;
 const LISTEN_EXCLUSIVE_PORT = 1;
 
-class Aborted extends Error {}
 
 /** Per-request state shared by the body reader, the writer and onAborted. */
 interface Exchange {
@@ -312,7 +312,7 @@ export class Router {
         this.send(ex, req, tooLarge(limit), started, true);
         return;
       }
-      bodyPromise = readBody(ex, limit);
+      bodyPromise = readRequestBody(ex, limit);
       // Reading stops by itself on 413; do not let an early rejection go unhandled while hooks run.
       bodyPromise.catch(() => {});
     }
@@ -345,7 +345,7 @@ export class Router {
       out ??= await (route ? route.handler(req) : this.notFoundHandler(req));
       if (!out || typeof out.status !== 'number') throw new Error(`handler for ${req.method} ${req.path} returned no response`);
     } catch (err) {
-      if (err instanceof Aborted || ex.aborted) return;
+      if (err instanceof RequestAborted || ex.aborted) return;
       if (err instanceof HttpError) {
         out = err.toResponse();
         if (err.status === 413 && req.body === undefined && bodyPromise) close = true;
@@ -468,39 +468,6 @@ function serialize(body: HttpResponse['body']): { payload: string | Buffer; cont
 
 function tooLarge(limit: number): HttpResponse {
   return httpError(413, `Request body is larger than ${limit} bytes`);
-}
-
-/**
- * Collects the request body (copying every chunk: uWS neuters them). Must be called synchronously in
- * the uWS handler. Over `limit` bytes: rejects with HttpError 413 and stops reading; the caller's reply
- * then closes the connection. Rejects with Aborted when the client goes away.
- */
-function readBody(ex: Exchange, limit: number): Promise<Buffer> {
-  return new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    let finished = false;
-    ex.onAbort = () => {
-      if (finished) return;
-      finished = true;
-      reject(new Aborted());
-    };
-    ex.res.onData((chunk, isLast) => {
-      if (finished || ex.done || ex.aborted) return;
-      total += chunk.byteLength;
-      if (total > limit) {
-        finished = true;
-        chunks.length = 0;
-        reject(new HttpError(413, `Request body is larger than ${limit} bytes`));
-        return;
-      }
-      if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk))); // copy
-      if (isLast) {
-        finished = true;
-        resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total));
-      }
-    });
-  });
 }
 
 export function createRouter(app: TemplatedApp, options?: RouterOptions): Router {

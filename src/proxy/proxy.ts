@@ -11,7 +11,8 @@
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import type { TemplatedApp, UwsRequest, UwsResponse } from '../http/uws.js';
-import { errorBody, reasonPhrase, JSON_CONTENT_TYPE } from '../http/response.js';
+import { errorBody, reasonPhrase, JSON_CONTENT_TYPE, HttpError } from '../http/response.js';
+import { readRequestBody, RequestAborted } from '../http/body.js';
 import { isUnavailable } from '../http/errors.js';
 import { RATE_LIMIT_EXPOSED_HEADERS, clientIp, type AccessControl, type AccessHeaders } from '../auth/access.js';
 import { NodePool, nodePath, type PoolNode } from './pool.js';
@@ -58,8 +59,6 @@ type Attempt =
   | { ok: false; kind: FailureKind; reason: string };
 
 class UpstreamTimeout extends Error {}
-class TooLarge extends Error {}
-class Aborted extends Error {}
 
 interface Exchange {
   res: UwsResponse;
@@ -136,7 +135,7 @@ function handle(res: UwsResponse, uReq: UwsRequest, opts: ProxyOptions): void {
   }
   const hasBody =
     BODY_METHODS.has(method) || (declared !== undefined && declared !== '0') || header('transfer-encoding') !== undefined;
-  const bodyPromise = hasBody ? readBody(ex, opts.bodyLimit) : Promise.resolve(undefined);
+  const bodyPromise = hasBody ? readRequestBody(ex, opts.bodyLimit) : Promise.resolve(undefined);
   bodyPromise.catch(() => {});
 
   const preq: ProxyRequest = {
@@ -183,8 +182,8 @@ async function run(
   try {
     preq.body = await bodyPromise;
   } catch (err) {
-    if (err instanceof Aborted || ex.aborted) return;
-    if (err instanceof TooLarge) {
+    if (err instanceof RequestAborted || ex.aborted) return;
+    if (err instanceof HttpError && err.status === 413) {
       sendJson(ex, 413, err.message, limitHeaders, cors, true);
       return;
     }
@@ -310,7 +309,7 @@ function sendUpstream(ex: Exchange, node: PoolNode, preq: ProxyRequest, timeoutM
       else if (err.code === 'ECONNRESET' && upReq.reusedSocket) settle({ ok: false, kind: 'stale', reason: 'connection reset' });
       else settle({ ok: false, kind: 'error', reason: err.code ?? err.message });
     });
-    ex.onAbort = () => upReq.destroy(new Aborted());
+    ex.onAbort = () => upReq.destroy(new RequestAborted());
     upReq.end(preq.body);
   });
 }
@@ -462,32 +461,4 @@ function sendJson(ex: Exchange, status: number, message: string, headers: Record
   });
 }
 
-/** Collects the request body (copying chunks, uWS neuters them); rejects with TooLarge over `limit`. */
-function readBody(ex: Exchange, limit: number): Promise<Buffer> {
-  return new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    let finished = false;
-    ex.onAbort = () => {
-      if (finished) return;
-      finished = true;
-      reject(new Aborted());
-    };
-    ex.res.onData((chunk, isLast) => {
-      if (finished || ex.aborted) return;
-      total += chunk.byteLength;
-      if (total > limit) {
-        finished = true;
-        chunks.length = 0;
-        reject(new TooLarge(`Request body is larger than ${limit} bytes`));
-        return;
-      }
-      if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk)));
-      if (isLast) {
-        finished = true;
-        resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total));
-      }
-    });
-  });
-}
 
