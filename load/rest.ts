@@ -11,6 +11,11 @@
  * --tx-ids id,id,... and --address P (otherwise picked from the data), --database-url URL (where --self creates its
  * database; default $BENCH_DATABASE_URL, $TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres),
  * --keep (keep the --self database), --out DIR (default load/results).
+ * --rate R: target-rate mode, R requests/s per endpoint over all connections (autocannon overallRate) instead of as fast
+ * as possible; the table then shows the achieved rate against the target. --set default|full: `full` adds every
+ * parameterised REST endpoint (block by height/hash, tx by id, address, contract, mempool) — the growth comparison uses
+ * it; inputs (a mid-chain block and tx, a contract, the busiest principal) are picked from the data, through
+ * --inputs-db URL (the target's database) when given. --no-ceiling skips the static uWS ceiling run.
  *
  * Compiled by the project's tsc (`npm run build`) to dist/load/rest.js; `npm run bench:rest` builds, then runs it.
  */
@@ -39,6 +44,10 @@ interface Options {
   databaseUrl: string;
   keep: boolean;
   out: string;
+  rate: number;
+  set: 'default' | 'full';
+  inputsDb: string | undefined;
+  ceiling: boolean;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -56,6 +65,10 @@ function parseArgs(argv: string[]): Options {
     databaseUrl: process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     keep: false,
     out: path.join(ROOT, 'load/results'),
+    rate: 0,
+    set: 'default',
+    inputsDb: undefined,
+    ceiling: true,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -83,6 +96,15 @@ function parseArgs(argv: string[]): Options {
       case '--database-url': o.databaseUrl = val(); break;
       case '--keep': o.keep = true; break;
       case '--out': o.out = path.resolve(val()); break;
+      case '--rate': o.rate = num(); break;
+      case '--set': {
+        const v = val();
+        if (v !== 'default' && v !== 'full') throw new Error('--set is default or full');
+        o.set = v;
+        break;
+      }
+      case '--inputs-db': o.inputsDb = val(); break;
+      case '--no-ceiling': o.ceiling = false; break;
       case '-h':
       case '--help':
         process.stdout.write(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('*/')[0] + '*/\n');
@@ -111,8 +133,12 @@ interface Row {
   p99: number;
   requests: number;
   non2xx: number;
+  /** 5xx answers (part of non2xx) */
+  s5xx: number;
   errors: number;
   timeouts: number;
+  /** --rate: the target per endpoint */
+  targetRate?: number;
   bytesPerReq: number;
   ofCeiling?: number;
   reference?: { low: number; high: number; p99?: number };
@@ -310,9 +336,50 @@ async function pickInputs(o: Options, base: string, dbUrl: string | undefined): 
   return { txIds, address };
 }
 
+/**
+ * `--set full`: the parameterised endpoints, with inputs from the middle of the chain (not the hot tip) so that a long
+ * chain is measured where its indexes have to work.
+ */
+async function fullSet(base: string, dbUrl: string | undefined, txIds: string[], address: string): Promise<{ name: string; path: string; cached: boolean }[]> {
+  const tip = (await getJson(`${base}/extended/v2/blocks/latest`)).height as number;
+  const mid = Math.max(1, Math.floor(tip / 2));
+  const midBlock = await getJson(`${base}/extended/v1/block/by_height/${mid}`);
+  const midTx: string = midBlock.txs[midBlock.txs.length - 1] ?? txIds[0];
+  const list = [
+    { name: '/extended/v2/blocks?limit=30', path: '/extended/v2/blocks?limit=30', cached: true },
+    { name: '/extended/v2/blocks/{mid height}', path: `/extended/v2/blocks/${mid}`, cached: false },
+    { name: '/extended/v1/block/by_height/{mid}', path: `/extended/v1/block/by_height/${mid}`, cached: false },
+    { name: '/extended/v1/block/{mid hash}', path: `/extended/v1/block/${midBlock.hash}`, cached: false },
+    { name: '/extended/v1/tx/{mid tx}', path: `/extended/v1/tx/${midTx}`, cached: false },
+    { name: '/extended/v1/tx/mempool?limit=30', path: '/extended/v1/tx/mempool?limit=30', cached: false },
+    { name: '/extended/v1/address/{busiest}/stx', path: `/extended/v1/address/${address}/stx`, cached: false },
+    { name: '/extended/v1/address/{busiest}/mempool', path: `/extended/v1/address/${address}/mempool`, cached: false },
+  ];
+  if (dbUrl) {
+    const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });
+    try {
+      // the last contract deployed before the middle of the chain
+      const [c] = await sql<{ id: string }[]>`
+        SELECT smart_contract_contract_id AS id FROM txs
+        WHERE canonical AND tx_type = 'smart_contract' AND block_height <= ${mid}
+        ORDER BY block_height DESC LIMIT 1`;
+      if (c) {
+        list.push(
+          { name: '/extended/v1/contract/{id}', path: `/extended/v1/contract/${c.id}`, cached: false },
+          { name: '/extended/v1/contract/{id}/events', path: `/extended/v1/contract/${c.id}/events?limit=20`, cached: false },
+        );
+      }
+    } finally {
+      await sql.end();
+    }
+  }
+  return list;
+}
+
 function run(url: string, o: Options, duration: number): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
-    autocannon({ url, connections: o.connections, duration, pipelining: o.pipelining }, (err, result) =>
+    const rate = o.rate > 0 ? { overallRate: o.rate } : {};
+    autocannon({ url, connections: o.connections, duration, pipelining: o.pipelining, ...rate }, (err, result) =>
       err ? reject(err) : resolve(result),
     );
   });
@@ -334,23 +401,26 @@ async function measure(name: string, base: string, p: string, cached: boolean, o
     p99: r.latency.p99,
     requests: r.requests.total,
     non2xx: r.non2xx,
+    s5xx: (r as unknown as { '5xx'?: number })['5xx'] ?? 0,
     errors: r.errors,
+    targetRate: o.rate > 0 ? o.rate : undefined,
     timeouts: r.timeouts,
     bytesPerReq: r.requests.total ? Math.round(r.throughput.total / r.requests.total) : 0,
   };
 }
 
 function table(rows: Row[]): string {
-  const head = ['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'of ceiling', 'reference req/s', 'vs reference', 'non-2xx'];
+  const head = ['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'of ceiling', 'reference req/s', 'vs reference', 'non-2xx', '5xx'];
   const body = rows.map((r) => [
     r.name,
-    String(r.rps),
+    r.targetRate ? `${r.rps} / ${r.targetRate}` : String(r.rps),
     String(r.p50),
     String(r.p99),
     r.ofCeiling === undefined ? '' : `${Math.round(r.ofCeiling * 100)}%`,
     r.reference ? `${r.reference.low}–${r.reference.high}${r.reference.p99 ? ` (p99 ${r.reference.p99})` : ''}` : '—',
     r.vsReference === undefined ? '—' : `${r.vsReference.toFixed(1)}×`,
     String(r.non2xx + r.errors + r.timeouts),
+    String(r.s5xx),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const line = (cells: string[]) => '| ' + cells.map((c, i) => c.padEnd(widths[i])).join(' | ') + ' |';
@@ -369,9 +439,9 @@ async function main() {
     } else {
       await waitFor(o.url + '/extended', 5000);
     }
-    const { txIds, address } = await pickInputs(o, o.url, self?.dbUrl);
+    const { txIds, address } = await pickInputs(o, o.url, self?.dbUrl ?? o.inputsDb);
     const status = await (await fetch(o.url + '/extended')).text();
-    ceiling = await startCeiling(status);
+    if (o.ceiling) ceiling = await startCeiling(status);
 
     const endpoints: { name: string; path: string; cached: boolean }[] = [
       { name: 'static uWS (ceiling)', path: '/ceiling', cached: false },
@@ -382,11 +452,13 @@ async function main() {
       { name: '/extended/v1/tx/multiple (5 ids)', path: `/extended/v1/tx/multiple?${txIds.map((t) => `tx_id=${t}`).join('&')}`, cached: false },
       { name: '/extended/v1/tx/events?address=…', path: `/extended/v1/tx/events?address=${address}`, cached: false },
     ];
-    const selected = endpoints.filter((e, i) => i === 0 || o.only.length === 0 || o.only.some((s) => e.path.includes(s)));
+    if (o.set === 'full') endpoints.push(...(await fullSet(o.url, self?.dbUrl ?? o.inputsDb, txIds, address)));
+    if (!o.ceiling) endpoints.shift();
+    const selected = endpoints.filter((e, i) => (o.ceiling && i === 0) || o.only.length === 0 || o.only.some((s) => e.path.includes(s)));
     log(`target ${o.url}, ${o.connections} connections, ${o.duration} s per endpoint (+${o.warmup} s warm-up), ${os.cpus().length} CPUs, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
     const rows: Row[] = [];
     for (const e of selected) {
-      const base = e.path === '/ceiling' ? ceiling.url : o.url;
+      const base = e.path === '/ceiling' ? ceiling!.url : o.url;
       log(`… ${e.name}`);
       const row = await measure(e.name, base, e.path, e.cached, o);
       const ref = REFERENCE[e.path];
@@ -396,8 +468,10 @@ async function main() {
       }
       rows.push(row);
     }
-    const ceil = rows[0].rps;
-    for (const r of rows.slice(1)) r.ofCeiling = ceil ? r.rps / ceil : undefined;
+    if (o.ceiling) {
+      const ceil = rows[0].rps;
+      for (const r of rows.slice(1)) r.ofCeiling = ceil ? r.rps / ceil : undefined;
+    }
 
     const out = table(rows);
     process.stdout.write(out + '\n');
@@ -412,7 +486,7 @@ async function main() {
         {
           date: new Date().toISOString(),
           target: o.self ? `--self (${o.fixture})` : o.url,
-          settings: { connections: o.connections, duration: o.duration, warmup: o.warmup, pipelining: o.pipelining },
+          settings: { connections: o.connections, duration: o.duration, warmup: o.warmup, pipelining: o.pipelining, rate: o.rate || undefined, set: o.set },
           machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, loadavgBefore: loadBefore, loadavgAfter: os.loadavg(), node: process.version },
           inputs: { txIds, address },
           results: rows,

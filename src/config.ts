@@ -38,6 +38,12 @@ export interface Config {
   trustProxy: boolean | number;
   socketPingIntervalMs: number;
   socketPingTimeoutMs: number;
+  /** Prefix of every Redis pub/sub channel of the push (Socket.IO adapter and the push channel). */
+  redisKeyPrefix: string;
+  /** Which @socket.io/redis-adapter the api processes use with REDIS_URL. */
+  pushRedisAdapter: 'classic' | 'sharded';
+  /** Bytes of unsent push data after which a client is disconnected as a slow consumer. */
+  pushMaxBuffer: number;
 }
 
 export class ConfigError extends Error {
@@ -184,6 +190,9 @@ const envSchema = z.object({
   TRUST_PROXY: envVar(trustProxy, false),
   SOCKET_PING_INTERVAL_MS: envVar(positiveMs, 5000),
   SOCKET_PING_TIMEOUT_MS: envVar(positiveMs, 5000),
+  REDIS_KEY_PREFIX: envVar((raw: string): Parsed<string> => (/^[A-Za-z0-9:._-]{1,100}$/.test(raw) ? ok(raw) : bad('1-100 characters of A-Z a-z 0-9 : . _ -')), 'stacks-pulse'),
+  PUSH_REDIS_ADAPTER: envVar(oneOf(['classic', 'sharded'] as const), 'classic'),
+  PUSH_MAX_BUFFER: envVar(byteSize, 8 * MB),
 });
 
 /** Names of the environment variables this service reads. */
@@ -221,5 +230,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: e.TRUST_PROXY,
     socketPingIntervalMs: e.SOCKET_PING_INTERVAL_MS,
     socketPingTimeoutMs: e.SOCKET_PING_TIMEOUT_MS,
+    redisKeyPrefix: e.REDIS_KEY_PREFIX,
+    pushRedisAdapter: e.PUSH_REDIS_ADAPTER,
+    pushMaxBuffer: e.PUSH_MAX_BUFFER,
   };
 }

@@ -59,6 +59,13 @@ async function main(argv: string[]): Promise<void> {
         await service.close();
         process.exit(0);
       };
+      // A fault nothing can recover from in-process (e.g. postgres.js 3.4.9 writing to a connection PostgreSQL just
+      // closed, porsager/postgres#1208): log it and exit non-zero so the supervisor restarts a clean process; the
+      // node re-sends whatever was not acknowledged.
+      process.on('uncaughtException', (err) => {
+        log.fatal({ err }, 'uncaught exception: exiting');
+        process.exit(1);
+      });
       process.on('SIGTERM', () => void stop('SIGTERM'));
       process.on('SIGINT', () => void stop('SIGINT'));
       return;

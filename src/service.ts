@@ -52,7 +52,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     dataDir: config.dataDir,
   });
   let observer: ObserverServer | undefined;
-  let api: { listening: Listening; app: { close?: () => void } } | undefined;
+  let api: { listening: Listening; app: { close?: () => void }; drained(timeoutMs: number): Promise<void> } | undefined;
   let access: Access | undefined;
   let nodeProxy: NodeProxy | undefined;
   let push: Push | undefined;
@@ -60,8 +60,11 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const applied = await migrate(db.sql);
     if (applied.length) log.info({ applied }, 'migrations applied');
     let pipeline: ObserverPipeline | undefined;
-    if (config.apiMode !== 'api') {
-      pipeline = new ObserverPipeline(db.sql, log);
+    if (config.apiMode !== 'api') pipeline = new ObserverPipeline(db.sql, log);
+    // The push publisher is attached (and has published what a previous run left unpublished) before the observer
+    // accepts a message: no committed change goes unpublished.
+    const startObserver = async () => {
+      if (!pipeline) return;
       observer = await startObserverServer({
         host: config.observerHost,
         port: config.observerPort,
@@ -70,12 +73,12 @@ export async function startService(config: Config, log: Logger): Promise<Service
         log,
       });
       log.info({ host: config.observerHost, port: observer.listening.port }, 'event observer listening');
-    }
+    };
     if (config.apiMode !== 'ingest') {
       access = await createAccessControl(config, db.sql, log);
       const { app, router, cache } = createApiApp(
         { sql: db.read, log, serverVersion: `stacks-pulse v${packageVersion()}` },
-        { log, trustProxy: config.trustProxy, access: access.access },
+        { log, trustProxy: config.trustProxy, access: access.access, pushMetrics: () => push?.server?.metrics() },
       );
       nodeProxy = installNodeProxy(app, router, {
         urls: config.stacksNodeRpcUrls,
@@ -85,12 +88,16 @@ export async function startService(config: Config, log: Logger): Promise<Service
       });
       // Hot answers go at once when this process commits; other writers are caught by the version check.
       pipeline?.onCommitted(() => cache.invalidate());
-      push = await startPush(config, { sql: db.sql, log, app, pipeline, snapshots: db.kind !== 'pglite' });
+      push = await startPush(config, { sql: db.sql, log, app, pipeline, snapshots: db.kind !== 'pglite', access: access.access });
+      await startObserver();
       const listening = await listen(app, config.apiHost, config.apiPort);
-      api = { listening, app: app as unknown as { close?: () => void } };
+      api = { listening, app: app as unknown as { close?: () => void }, drained: (ms) => router.drained(ms) };
       log.info({ host: config.apiHost, port: listening.port, database: db.kind }, 'API listening');
     }
-    if (!push && pipeline) push = await startPush(config, { sql: db.sql, log, pipeline, snapshots: db.kind !== 'pglite' });
+    if (!push && pipeline) {
+      push = await startPush(config, { sql: db.sql, log, pipeline, snapshots: db.kind !== 'pglite' });
+      await startObserver();
+    }
     return {
       db,
       pipeline,
@@ -102,6 +109,8 @@ export async function startService(config: Config, log: Logger): Promise<Service
       async close() {
         observer?.listening.close();
         api?.listening.close();
+        // requests already received (a node message still uploading, a REST query) are answered first
+        await Promise.all([observer?.drained(5000), api?.drained(5000)]);
         if (pipeline) await pipeline.idle();
         await push?.close();
         observer?.close();

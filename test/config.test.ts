@@ -36,6 +36,9 @@ describe('loadConfig', () => {
       trustProxy: false,
       socketPingIntervalMs: 5000,
       socketPingTimeoutMs: 5000,
+      redisKeyPrefix: 'stacks-pulse',
+      pushRedisAdapter: 'classic',
+      pushMaxBuffer: 8 * MB,
     });
   });
 
@@ -65,6 +68,9 @@ describe('loadConfig', () => {
       TRUST_PROXY: '2',
       SOCKET_PING_INTERVAL_MS: '25000',
       SOCKET_PING_TIMEOUT_MS: '20000',
+      REDIS_KEY_PREFIX: 'pulse-test:1',
+      PUSH_REDIS_ADAPTER: 'sharded',
+      PUSH_MAX_BUFFER: '256kb',
       STACKS_FIXTURES_DIR: '/not/config',
     });
     expect(c).toEqual({
@@ -88,6 +94,9 @@ describe('loadConfig', () => {
       trustProxy: 2,
       socketPingIntervalMs: 25000,
       socketPingTimeoutMs: 20000,
+      redisKeyPrefix: 'pulse-test:1',
+      pushRedisAdapter: 'sharded',
+      pushMaxBuffer: 256 * 1024,
     });
     expect(c).not.toHaveProperty('stacksFixturesDir');
   });

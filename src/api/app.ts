@@ -1,7 +1,8 @@
 /** The REST API on a uWS app: every route family registers itself here. */
 import type { Logger } from 'pino';
 import { uWS, type TemplatedApp } from '../http/uws.js';
-import { Router } from '../http/router.js';
+import { Router, type HttpRequest } from '../http/router.js';
+import { httpError, type HttpResponse } from '../http/response.js';
 import { mapUnavailable } from '../http/errors.js';
 import type { ApiContext } from './context.js';
 import { registerStatusRoutes } from './routes/status.js';
@@ -10,6 +11,8 @@ import { registerTxsRoutes } from './routes/txs.js';
 import { registerEventsRoutes } from './routes/events.js';
 import { registerAddressesRoutes } from './routes/addresses.js';
 import { registerDocsRoutes } from './routes/docs.js';
+import { registerPushStatusRoute } from './routes/push-status.js';
+import { registerDashboardRoutes } from './routes/dashboard.js';
 import { ApiCache } from './cache.js';
 import type { AccessControl } from '../auth/access.js';
 
@@ -22,7 +25,14 @@ export interface ApiApp {
 
 export function createApiApp(
   ctx: ApiContext,
-  opts: { log: Logger; trustProxy?: boolean | number; /** API keys and rate limits (src/auth) */ access?: AccessControl },
+  opts: {
+    log: Logger;
+    trustProxy?: boolean | number;
+    /** API keys and rate limits (src/auth) */
+    access?: AccessControl;
+    /** the push server's counters (GET /extended/v1/status/push); the server starts after the app */
+    pushMetrics?: () => object | undefined;
+  },
 ): ApiApp {
   const app = uWS.App();
   const router = new Router(app, {
@@ -37,9 +47,27 @@ export function createApiApp(
   registerEventsRoutes(router, ctx);
   registerAddressesRoutes(router, ctx);
   registerDocsRoutes(router, ctx);
+  registerPushStatusRoute(router, opts.pushMetrics ?? (() => undefined));
+  registerDashboardRoutes(router);
+  router.onRequest(rejectNulParameters);
   opts.access?.install(router); // keys and rate limits: before the cache, so cached answers are counted too
   // Keep this the last onRequest hook (after auth / rate limits): a 304 or a hot hit short-circuits the rest.
   const cache = new ApiCache(ctx.sql);
   cache.install(router);
   return { app, router, cache };
+}
+
+/**
+ * PostgreSQL text cannot hold a NUL character: a path or query parameter carrying one (`%00`) is refused here with a
+ * 400 naming it, rather than reaching SQL as an "invalid byte sequence" error (a 500).
+ */
+function rejectNulParameters(req: HttpRequest): HttpResponse | void {
+  for (const [name, value] of Object.entries(req.params)) {
+    if (value.includes('\u0000')) return httpError(400, `params/${name} must not contain NUL characters`);
+  }
+  for (const [name, value] of req.query) {
+    if (name.includes('\u0000') || value.includes('\u0000')) {
+      return httpError(400, `querystring/${name.replace(/\u0000/g, '\\u0000')} must not contain NUL characters`);
+    }
+  }
 }

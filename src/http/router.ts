@@ -100,6 +100,8 @@ interface Exchange {
   aborted: boolean;
   done: boolean;
   onAbort: (() => void) | undefined;
+  /** counted out of Router.inFlight (answered or aborted) */
+  settled?: boolean;
 }
 
 export class Router {
@@ -115,6 +117,32 @@ export class Router {
   private readonly log: Logger;
   private readonly trustProxy: boolean | number;
   private readonly mapError: RouterOptions['mapError'];
+  private open = 0;
+  private drainWaiters: (() => void)[] = [];
+
+  /** Requests received (possibly still uploading their body) and not yet answered or aborted. */
+  get inFlight(): number {
+    return this.open;
+  }
+
+  /** Resolves once no request is in flight (graceful shutdown), or after `timeoutMs`. */
+  drained(timeoutMs: number): Promise<void> {
+    if (this.open === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, timeoutMs);
+      t.unref?.();
+      this.drainWaiters.push(() => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
+  }
+
+  private settle(ex: Exchange): void {
+    if (ex.settled) return;
+    ex.settled = true;
+    if (--this.open === 0) this.drainWaiters.splice(0).forEach((w) => w());
+  }
 
   constructor(app: TemplatedApp, options: RouterOptions = {}) {
     this.app = app;
@@ -263,8 +291,10 @@ export class Router {
   private dispatch(res: UwsResponse, uReq: UwsRequest): void {
     const started = performance.now();
     const ex: Exchange = { res, aborted: false, done: false, onAbort: undefined };
+    this.open++;
     res.onAborted(() => {
       ex.aborted = true;
+      this.settle(ex);
       ex.onAbort?.();
     });
 
@@ -425,6 +455,7 @@ export class Router {
     }
     if (ex.aborted || ex.done) return;
     ex.done = true;
+    this.settle(ex);
     const noBody = status === 204 || status === 304 || (status >= 100 && status < 200);
     const headOnly = req.method === 'HEAD';
     ex.res.cork(() => {

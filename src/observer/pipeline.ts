@@ -49,6 +49,8 @@ export class ObserverPipeline {
   private readonly blocks = new SerialQueue();
   private readonly mempool = new SerialQueue();
   private readonly listeners: ((m: CommittedMessage) => void | Promise<unknown>)[] = [];
+  /** Set by the push publisher: each ingest transaction also records its result in push_outbox (crash safety). */
+  pushOutbox = false;
 
   constructor(
     private readonly sql: Sql,
@@ -102,7 +104,7 @@ export class ObserverPipeline {
     }
     let result: IngestResult;
     try {
-      result = await ingestMessage(this.sql, path, text, update);
+      result = await ingestMessage(this.sql, path, text, update, { pushOutbox: this.pushOutbox });
     } catch (err) {
       this.log.error({ err, path }, 'observer message not stored (the node will retry)');
       return {

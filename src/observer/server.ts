@@ -8,6 +8,8 @@ import type { ObserverPipeline } from './pipeline.js';
 export interface ObserverServer {
   app: TemplatedApp;
   listening: Listening;
+  /** Resolves once every request received has been answered (or after `timeoutMs`). */
+  drained(timeoutMs: number): Promise<void>;
   close(): void;
 }
 
@@ -31,6 +33,7 @@ export async function startObserverServer(opts: {
   return {
     app,
     listening,
+    drained: (timeoutMs) => router.drained(timeoutMs),
     close() {
       listening.close();
       (app as unknown as { close?: () => void }).close?.();

@@ -12,10 +12,11 @@ import type { TemplatedApp } from 'uWebSockets.js';
 import type { Config } from '../config.js';
 import type { Sql } from '../store/connect.js';
 import type { ObserverPipeline } from '../observer/pipeline.js';
-import { PushPublisher, RedisPushSink, type PushSink } from './publisher.js';
+import type { AccessControl } from '../auth/access.js';
+import { PushPublisher, RedisPushSink, ShardedRedisPushSink, type PushSink } from './publisher.js';
 import { PushServer } from './server.js';
 
-export { PushServer } from './server.js';
+export { PushServer, type PushMetrics } from './server.js';
 export { PushPublisher } from './publisher.js';
 
 export interface Push {
@@ -25,10 +26,20 @@ export interface Push {
 }
 
 export async function startPush(
-  config: Pick<Config, 'redisUrl' | 'socketPingIntervalMs' | 'socketPingTimeoutMs'>,
-  deps: { sql: Sql; log: Logger; app?: TemplatedApp; pipeline?: ObserverPipeline; /** false on PGlite (one connection) */ snapshots?: boolean },
+  config: Pick<Config, 'redisUrl' | 'socketPingIntervalMs' | 'socketPingTimeoutMs' | 'redisKeyPrefix' | 'pushRedisAdapter' | 'pushMaxBuffer'>,
+  deps: {
+    sql: Sql;
+    log: Logger;
+    app?: TemplatedApp;
+    pipeline?: ObserverPipeline;
+    /** false on PGlite (one connection) */
+    snapshots?: boolean;
+    /** rate limits / API keys for new Socket.IO and JSON-RPC connections */
+    access?: AccessControl;
+  },
 ): Promise<Push> {
   const clients: Redis[] = [];
+  const closers: (() => Promise<void>)[] = [];
   const redis = () => {
     const c = new Redis(config.redisUrl!, { lazyConnect: false, maxRetriesPerRequest: null });
     c.on('error', (err) => deps.log.warn({ err: err.message }, 'redis connection error'));
@@ -42,14 +53,27 @@ export async function startPush(
       log: deps.log,
       pingIntervalMs: config.socketPingIntervalMs,
       pingTimeoutMs: config.socketPingTimeoutMs,
-      redis: config.redisUrl ? { pub: redis(), sub: redis() } : undefined,
+      redis: config.redisUrl
+        ? { pub: redis(), sub: redis(), prefix: config.redisKeyPrefix, adapter: config.pushRedisAdapter }
+        : undefined,
+      maxBufferedBytes: config.pushMaxBuffer,
+      access: deps.access,
     });
   }
   let publisher: PushPublisher | undefined;
   if (deps.pipeline) {
-    const sinks: PushSink[] = config.redisUrl ? [new RedisPushSink(redis())] : server ? [server] : [];
+    let sinks: PushSink[] = server ? [server] : [];
+    if (config.redisUrl) {
+      if (config.pushRedisAdapter === 'sharded') {
+        const sink = new ShardedRedisPushSink(redis(), redis(), config.redisKeyPrefix);
+        closers.push(() => sink.close());
+        sinks = [sink];
+      } else sinks = [new RedisPushSink(redis(), config.redisKeyPrefix)];
+    }
     publisher = new PushPublisher(deps.sql, sinks, deps.log, { snapshots: deps.snapshots ?? true });
     publisher.attach(deps.pipeline);
+    // what a previous run committed but never published goes out before the observer accepts anything new
+    await publisher.recover();
   }
   return {
     server,
@@ -57,6 +81,7 @@ export async function startPush(
     async close() {
       await publisher?.idle();
       await server?.close();
+      for (const c of closers) await c();
       await Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())));
     },
   };

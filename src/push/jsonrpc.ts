@@ -10,9 +10,16 @@ import type { Sql } from '../store/connect.js';
 import { isPrincipal, TX_ID_RE } from '../api/params.js';
 import { rooms } from './topics.js';
 import { messagesAfter, type PublishedMessage } from './log.js';
+import type { AccessControl } from '../auth/access.js';
+
+const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 429: 'Too Many Requests', 503: 'Service Unavailable' };
 
 interface RpcUserData {
   rooms: Set<string>;
+  /** requests of this connection, handled one after the other (a catch-up completes before the next reply) */
+  queue: Promise<void>;
+  /** over the slow-consumer limit at the previous check */
+  over: boolean;
 }
 
 type Json = Record<string, unknown>;
@@ -150,6 +157,9 @@ export interface JsonRpcServerOptions {
   /** bytes of unsent data after which a connection is closed as a slow consumer */
   maxBufferedBytes: number;
   onSlowConsumer?: () => void;
+  /** rate limits / API keys for new connections, checked in the upgrade (refused: an HTTP 401/429 answer) */
+  access?: AccessControl;
+  onRefused?: () => void;
 }
 
 export class JsonRpcServer {
@@ -165,13 +175,39 @@ export class JsonRpcServer {
       sendPingsAutomatically: true,
       maxPayloadLength: 1024 * 1024,
       maxBackpressure: 64 * 1024 * 1024,
+      closeOnBackpressureLimit: 1,
       upgrade: (res, req, context) => {
-        res.upgrade<RpcUserData>(
-          { rooms: new Set() },
-          req.getHeader('sec-websocket-key'),
-          req.getHeader('sec-websocket-protocol'),
-          req.getHeader('sec-websocket-extensions'),
-          context,
+        const key = req.getHeader('sec-websocket-key');
+        const protocol = req.getHeader('sec-websocket-protocol');
+        const extensions = req.getHeader('sec-websocket-extensions');
+        const upgrade = () => res.upgrade<RpcUserData>({ rooms: new Set(), queue: Promise.resolve(), over: false }, key, protocol, extensions, context);
+        const access = this.opts.access;
+        if (!access) return upgrade();
+        // req is only valid during this call: read what the check needs first
+        const forwardedFor = req.getHeader('x-forwarded-for') || undefined;
+        const apiKey = req.getHeader('x-api-key') || undefined;
+        const ip = access.clientIp(Buffer.from(res.getRemoteAddressAsText()).toString(), forwardedFor);
+        let aborted = false;
+        res.onAborted(() => (aborted = true));
+        const refuse = (status: number, headers: Record<string, string>, body: unknown) => {
+          this.opts.onRefused?.();
+          res.cork(() => {
+            res.writeStatus(`${status} ${STATUS_TEXT[status] ?? 'Error'}`);
+            res.writeHeader('content-type', 'application/json; charset=utf-8');
+            for (const [k, v] of Object.entries(headers)) res.writeHeader(k, v);
+            res.end(JSON.stringify(body));
+          });
+        };
+        access.checkConnection(ip, apiKey).then(
+          (d) => {
+            if (aborted) return;
+            if (d.allowed) res.cork(upgrade);
+            else refuse(d.status, d.headers, d.body);
+          },
+          (err: unknown) => {
+            this.opts.log.error({ err }, 'connection access check failed');
+            if (!aborted) refuse(503, {}, { error: 'Service unavailable: the API key store is unreachable' });
+          },
         );
       },
       open: (ws) => {
@@ -179,7 +215,8 @@ export class JsonRpcServer {
       },
       message: (ws, message) => {
         const text = Buffer.from(message).toString('utf8');
-        void this.onMessage(ws, text);
+        const ud = ws.getUserData();
+        ud.queue = ud.queue.then(() => this.onMessage(ws, text)).catch((err) => this.opts.log.error({ err }, 'JSON-RPC request failed'));
       },
       close: (ws) => {
         this.all.delete(ws);
@@ -210,11 +247,19 @@ export class JsonRpcServer {
   private send(ws: WebSocket<RpcUserData>, text: string): void {
     if (!this.all.has(ws)) return;
     ws.send(text, false);
-    if (ws.getBufferedAmount() > this.opts.maxBufferedBytes) {
-      this.opts.onSlowConsumer?.();
-      this.all.delete(ws);
-      // 1013 "try again later": the client resumes with its last cursor
-      ws.end(1013, 'slow consumer: send buffer over limit, reconnect with your last cursor');
+  }
+
+  /** Closes connections whose unsent data stayed over the limit since the previous check (PushServer's timer). */
+  checkBackpressure(): void {
+    for (const ws of this.all) {
+      const ud = ws.getUserData();
+      const over = ws.getBufferedAmount() > this.opts.maxBufferedBytes;
+      if (over && ud.over) {
+        this.opts.onSlowConsumer?.();
+        this.all.delete(ws);
+        // 1013 "try again later": the client resumes with its last cursor
+        ws.end(1013, 'slow consumer: send buffer over limit, reconnect with your last cursor');
+      } else ud.over = over;
     }
   }
 

@@ -14,22 +14,35 @@ export function cursorOf(m: PublishedMessage): Record<string, unknown> {
 
 /**
  * Appends the messages of one observer message (event_log id `eventId`) in order. Idempotent: a second call for
- * the same event id writes and returns nothing, so a re-publication after a retry is not delivered twice.
+ * the same event id writes and returns nothing, so a re-publication after a retry is not delivered twice. Removes the
+ * message's push_outbox row in the same statement (sql/0009_push_outbox.sql).
  */
-export async function appendMessages(sql: Sql, eventId: number, msgs: PushMessage[]): Promise<PublishedMessage[]> {
-  if (!msgs.length) return [];
-  const rows = msgs.map((m, ord) => ({ ord, room: m.room, event: m.event, args: m.args, meta: m.meta ?? null }));
+export async function appendMessages(
+  sql: Sql,
+  eventId: number,
+  msgs: PushMessage[],
+  /** ordOffset: ord of the first message (a change published in parts); final: false keeps the outbox row */
+  opts: { ordOffset?: number; final?: boolean } = {},
+): Promise<PublishedMessage[]> {
+  const final = opts.final ?? true;
+  const offset = opts.ordOffset ?? 0;
+  if (!msgs.length) {
+    if (final) await sql`DELETE FROM push_outbox WHERE event_id = ${eventId}`;
+    return [];
+  }
+  const rows = msgs.map((m, i) => ({ ord: offset + i, room: m.room, event: m.event, args: m.args, meta: m.meta ?? null }));
   const inserted = await sql.unsafe<{ seq: string; ord: number }[]>(
-    `INSERT INTO push_messages (event_id, ord, room, event, args, meta)
+    `WITH done AS (DELETE FROM push_outbox WHERE event_id = $1 AND $3)
+     INSERT INTO push_messages (event_id, ord, room, event, args, meta)
      SELECT $1, r.ord, r.room, r.event, r.args, r.meta
      FROM json_to_recordset($2::text::json) AS r(ord integer, room text, event text, args json, meta json)
      ORDER BY r.ord
      ON CONFLICT (event_id, ord) DO NOTHING
      RETURNING seq::text AS seq, ord`,
-    [eventId, JSON.stringify(rows)],
+    [eventId, JSON.stringify(rows), final],
   );
   const seqByOrd = new Map(inserted.map((r) => [r.ord, r.seq]));
-  return msgs.flatMap((m, ord) => (seqByOrd.has(ord) ? [{ ...m, seq: seqByOrd.get(ord)! }] : []));
+  return msgs.flatMap((m, i) => (seqByOrd.has(offset + i) ? [{ ...m, seq: seqByOrd.get(offset + i)! }] : []));
 }
 
 /** Messages of `roomNames` after `cursor`, oldest first (at most `limit`). */
@@ -38,7 +51,7 @@ export async function messagesAfter(sql: Sql, cursor: string, roomNames: string[
   const rows = await sql<{ seq: string; room: string; event: string; args: unknown[]; meta: PushMessage['meta'] | null }[]>`
     SELECT seq::text AS seq, room, event, args, meta FROM push_messages
     WHERE seq > ${cursor}::bigint AND room = ANY(${roomNames})
-    ORDER BY seq ASC LIMIT ${limit}`;
+    ORDER BY push_messages.seq ASC LIMIT ${limit}`;
   return rows.map((r) => ({ seq: r.seq, room: r.room, event: r.event, args: r.args, ...(r.meta ? { meta: r.meta } : {}) }));
 }
 

@@ -133,8 +133,16 @@ function uniq<T>(xs: T[]): T[] {
 /**
  * Builds every message of one committed change, in publication order. Chain data is read through `sql` (a snapshot
  * as of the commit, or the live database); what was already published is read through `log` (the live database).
+ * With `early`, a block's `reorg` / `block` messages go out through it first (they are what most clients wait
+ * for) and the returned list holds the rest.
  */
-export async function buildMessages(sql: Sql, c: CommittedChange, log: Sql = sql): Promise<PushMessage[]> {
+export async function buildMessages(
+  sql: Sql,
+  c: CommittedChange,
+  log: Sql = sql,
+  /** receives the `reorg` and `block` messages of a block as soon as they are built, before the slower rest */
+  early?: (msgs: PushMessage[]) => Promise<void>,
+): Promise<PushMessage[]> {
   const { update: u, result } = c;
   const out: PushMessage[] = [];
   let candidates: string[] = [];
@@ -165,6 +173,7 @@ export async function buildMessages(sql: Sql, c: CommittedChange, log: Sql = sql
         args: [await v1SingleBlockJson(sql, b)],
         meta: { height: b.block_height, index_block_hash: b.index_block_hash },
       });
+      if (early) await early(out.splice(0));
       const moved = [...result.orphanedBlocks, ...result.restoredBlocks];
       const movedTxs = moved.length
         ? await sql<{ tx_id: string }[]>`

@@ -7,9 +7,14 @@
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import { Emitter } from '@socket.io/redis-emitter';
+import { createShardedAdapter } from '@socket.io/redis-adapter';
+import { Server } from 'socket.io';
+import { messageToUpdate } from '../observer/to-update.js';
+import { isObserverPath, normalizeObserverPath, validateObserverMessage } from '../observer/schemas.js';
+import type { IngestResult } from '../store/ingest.js';
 import type { Sql } from '../store/connect.js';
 import type { CommittedMessage, ObserverPipeline } from '../observer/pipeline.js';
-import { buildMessages } from './messages.js';
+import { buildMessages, type PushMessage } from './messages.js';
 import { appendMessages, cursorOf, type PublishedMessage } from './log.js';
 
 /** Where published messages go. */
@@ -17,19 +22,57 @@ export interface PushSink {
   deliver(msgs: PublishedMessage[]): void;
 }
 
-/** Redis pub/sub channel carrying every published message (JSON array) to the api processes' JSON-RPC servers. */
-export const PUSH_CHANNEL = 'stacks-pulse:push';
+/**
+ * Redis names of one deployment (REDIS_KEY_PREFIX): the pub/sub channel carrying every published batch (JSON array)
+ * to the api processes (JSON-RPC delivery, resume bookkeeping), and the Socket.IO adapter's key / channel prefix.
+ */
+export function redisNames(prefix: string): { pushChannel: string; adapterKey: string } {
+  return { pushChannel: `${prefix}:push`, adapterKey: `${prefix}:socket.io` };
+}
 
-/** Publishes through Redis: Socket.IO rooms via @socket.io/redis-emitter, then the raw batch on PUSH_CHANNEL. */
+/** Publishes through Redis: Socket.IO rooms via @socket.io/redis-emitter, then the raw batch on the push channel. */
 export class RedisPushSink implements PushSink {
   private readonly emitter: Emitter;
-  constructor(private readonly pub: Redis) {
-    this.emitter = new Emitter(pub);
+  private readonly channel: string;
+  constructor(
+    private readonly pub: Redis,
+    prefix: string,
+  ) {
+    const names = redisNames(prefix);
+    this.emitter = new Emitter(pub, { key: names.adapterKey });
+    this.channel = names.pushChannel;
   }
   deliver(msgs: PublishedMessage[]): void {
     for (const m of msgs) this.emitter.to(m.room).emit(m.event, ...m.args, cursorOf(m));
     // same connection, issued after the emits: subscribers see the batch after its Socket.IO packets
-    void this.pub.publish(PUSH_CHANNEL, JSON.stringify(msgs));
+    void this.pub.publish(this.channel, JSON.stringify(msgs));
+  }
+}
+
+/**
+ * Publishes for api processes on the sharded adapter (PUSH_REDIS_ADAPTER=sharded). @socket.io/redis-emitter speaks
+ * only the classic adapter's protocol, so the packets go out through a Socket.IO server without clients (no HTTP)
+ * on the sharded adapter itself (SPUBLISH); the batch follows on the push channel, on the same connection.
+ */
+export class ShardedRedisPushSink implements PushSink {
+  private readonly io: Server;
+  private readonly channel: string;
+  constructor(
+    private readonly pub: Redis,
+    sub: Redis,
+    prefix: string,
+  ) {
+    const names = redisNames(prefix);
+    this.io = new Server({ serveClient: false });
+    this.io.adapter(createShardedAdapter(pub, sub, { channelPrefix: names.adapterKey, subscriptionMode: 'static' }));
+    this.channel = names.pushChannel;
+  }
+  deliver(msgs: PublishedMessage[]): void {
+    for (const m of msgs) this.io.to(m.room).emit(m.event, ...m.args, cursorOf(m));
+    void this.pub.publish(this.channel, JSON.stringify(msgs));
+  }
+  close(): Promise<void> {
+    return new Promise((resolve) => void this.io.close(() => resolve()));
   }
 }
 
@@ -63,7 +106,38 @@ export class PushPublisher {
    * 200 and can send the next message.
    */
   attach(pipeline: ObserverPipeline): void {
+    pipeline.pushOutbox = true;
     pipeline.onCommitted((m) => (this.opts.snapshots ? this.publishFromSnapshot(m) : this.publishInline(m)));
+  }
+
+  /**
+   * Publishes what a previous run committed but did not publish (it died between COMMIT and publication, or the
+   * publication failed): every push_outbox row, oldest first, built from the current database (the snapshot of
+   * that commit is gone, so a payload may show a newer state than it had then). Call before the observer listens.
+   */
+  recover(): Promise<number> {
+    const job = this.tail.then(() => this.recoverNow());
+    this.tail = job.catch((err) => this.log.error({ err }, 'push recovery failed'));
+    return job;
+  }
+
+  private async recoverNow(): Promise<number> {
+    const rows = await this.sql<{ event_id: string; result: IngestResult; path: string; body: string }[]>`
+      SELECT o.event_id::text AS event_id, o.result, l.path, l.body
+      FROM push_outbox o JOIN event_log l ON l.id = o.event_id ORDER BY o.event_id`;
+    let n = 0;
+    for (const r of rows) {
+      const path = normalizeObserverPath(r.path);
+      const v = isObserverPath(path) ? validateObserverMessage(path, JSON.parse(r.body)) : undefined;
+      if (!v?.ok) {
+        await this.sql`DELETE FROM push_outbox WHERE event_id = ${r.event_id}`;
+        continue;
+      }
+      const update = messageToUpdate(v, Math.floor(Date.now() / 1000));
+      n += (await this.publish({ path, update, result: { ...r.result, eventId: Number(r.event_id) } })).length;
+    }
+    if (rows.length) this.log.warn({ changes: rows.length, messages: n }, 'push: published changes left unpublished by a previous run');
+    return n;
   }
 
   /** Resolves when every reported change has been published. */
@@ -103,18 +177,27 @@ export class PushPublisher {
 
   /** Builds (reading the chain through `chain`), appends and delivers the messages of one change. */
   async publish(m: CommittedMessage, chain: Sql = this.sql): Promise<PublishedMessage[]> {
-    if (m.result.eventId === null) return [];
-    const msgs = await buildMessages(chain, m, this.sql);
-    const published = await appendMessages(this.sql, m.result.eventId, msgs);
-    if (!published.length) return published;
-    this.published += published.length;
-    for (const s of this.sinks) {
-      try {
-        s.deliver(published);
-      } catch (err) {
-        this.log.error({ err }, 'push sink failed');
+    const eventId = m.result.eventId;
+    if (eventId === null) return [];
+    const all: PublishedMessage[] = [];
+    let ord = 0;
+    const flush = async (msgs: PushMessage[], final: boolean) => {
+      const published = await appendMessages(this.sql, eventId, msgs, { ordOffset: ord, final });
+      ord += msgs.length;
+      if (!published.length) return;
+      all.push(...published);
+      this.published += published.length;
+      for (const s of this.sinks) {
+        try {
+          s.deliver(published);
+        } catch (err) {
+          this.log.error({ err }, 'push sink failed');
+        }
       }
-    }
-    return published;
+    };
+    // a block's own message goes out before the tx / address messages are built
+    const rest = await buildMessages(chain, m, this.sql, (early) => flush(early, false));
+    await flush(rest, true);
+    return all;
   }
 }

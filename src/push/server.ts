@@ -1,19 +1,20 @@
 /**
  * The push server of an API process: Socket.IO on the API's uWS app (`io.attachApp`, path /socket.io/, websocket +
  * polling, CORS open) and the JSON-RPC WebSocket. Messages arrive either in-process (deliver(), called by the local
- * publisher) or, with Redis, through @socket.io/redis-adapter (Socket.IO rooms) and the PUSH_CHANNEL subscription
+ * publisher) or, with Redis, through @socket.io/redis-adapter (Socket.IO rooms) and the push channel subscription
  * (JSON-RPC, resume bookkeeping) on the adapter's own subscriber connection, so both arrive in publication order.
  */
 import { Server, type Socket } from 'socket.io';
-import { createAdapter } from '@socket.io/redis-adapter';
+import { createAdapter, createShardedAdapter } from '@socket.io/redis-adapter';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { TemplatedApp } from 'uWebSockets.js';
 import type { Sql } from '../store/connect.js';
+import type { AccessControl } from '../auth/access.js';
 import { invalidRooms, isValidRoom, splitRoomList } from './topics.js';
 import { cursorOf, lastSeq, messagesAfter, type PublishedMessage } from './log.js';
 import { JsonRpcServer } from './jsonrpc.js';
-import { PUSH_CHANNEL, type PushSink } from './publisher.js';
+import { redisNames, type PushSink } from './publisher.js';
 
 export interface PushServerOptions {
   sql: Sql;
@@ -21,28 +22,55 @@ export interface PushServerOptions {
   pingIntervalMs: number;
   pingTimeoutMs: number;
   /** Redis connections (publisher + subscriber) for the adapter; omitted: in-process only */
-  redis?: { pub: Redis; sub: Redis };
-  /** unsent bytes after which a client is disconnected as a slow consumer (default 8 MiB) */
+  redis?: { pub: Redis; sub: Redis; prefix: string; adapter: 'classic' | 'sharded' };
+  /**
+   * A client whose unsent data is over this many bytes (default 8 MiB) at two consecutive checks (every
+   * `backpressureCheckMs`, default 1 s) is disconnected as a slow consumer: a burst that a reader drains within a
+   * check interval is not punished.
+   */
   maxBufferedBytes?: number;
+  backpressureCheckMs?: number;
+  /** rate limits / API keys for new connections (src/auth); omitted: every connection is accepted */
+  access?: AccessControl;
 }
 
+/** Counters of one api process (GET /extended/v1/status/push). */
 export interface PushMetrics {
-  socketConnections: number;
-  rpcConnections: number;
-  slowConsumerDisconnects: number;
-  delivered: number;
+  socket_connections: number;
+  rpc_connections: number;
+  /** messages this process received for delivery (each goes to every subscriber of its room) */
+  messages_delivered: number;
+  /** newest cursor this process delivered */
+  last_cursor: string;
+  /** clients disconnected because their send buffer passed max_buffered_bytes */
+  slow_consumer_disconnects: number;
+  max_buffered_bytes: number;
+  /** connections refused by the rate limits or an invalid API key */
+  connections_refused: number;
+  /** reconnections with a cursor, and the messages replayed to them from PostgreSQL */
+  resumes: number;
+  messages_replayed: number;
+  redis_adapter: 'classic' | 'sharded' | null;
 }
 
 const CURSOR_RE = /^\d{1,19}$/;
+/** uWS's own limit (maxBackpressure): past it the connection is closed at once, whatever the check interval. */
+const HARD_LIMIT = 64 * 1024 * 1024;
+export const SLOW_CONSUMER_REASON = 'slow consumer: send buffer over limit, reconnect with your last cursor';
 
 export class PushServer implements PushSink {
   readonly io: Server;
   readonly rpc: JsonRpcServer;
   private seen = 0n;
-  private slow = 0;
-  private delivered = 0;
+  /** Redis: Socket.IO packets were broadcast that the next push-channel batch has not yet accounted for */
+  private packetsAhead = false;
+  private readonly batchWaiters: (() => void)[] = [];
+  private readonly counts = { slow: 0, delivered: 0, refused: 0, resumes: 0, replayed: 0 };
   private readonly maxBuffered: number;
   private readonly ready: Promise<void>;
+  private readonly backpressureTimer: NodeJS.Timeout;
+  /** clients over the limit at the previous check */
+  private overLimit = new Set<string>();
 
   constructor(
     app: TemplatedApp,
@@ -59,13 +87,25 @@ export class PushServer implements PushSink {
     });
     // uWS skips (silently drops) publishes to sockets over maxBackpressure: keep it far above our own limit, which
     // disconnects the client instead (see checkBackpressure).
-    this.io.attachApp(app, { maxBackpressure: 64 * 1024 * 1024 } as never);
-    if (opts.redis) this.io.adapter(createAdapter(opts.redis.pub, opts.redis.sub));
+    // Past it uWS closes the connection (closeOnBackpressureLimit) rather than drop a message: the client resumes.
+    this.io.attachApp(app, { maxBackpressure: HARD_LIMIT, closeOnBackpressureLimit: 1 } as never);
+    this.backpressureTimer = setInterval(() => this.checkBackpressure(), opts.backpressureCheckMs ?? 1000);
+    this.backpressureTimer.unref();
+    const names = opts.redis ? redisNames(opts.redis.prefix) : undefined;
+    if (opts.redis && names) {
+      this.io.adapter(
+        opts.redis.adapter === 'sharded'
+          ? createShardedAdapter(opts.redis.pub, opts.redis.sub, { channelPrefix: names.adapterKey, subscriptionMode: 'static' })
+          : createAdapter(opts.redis.pub, opts.redis.sub, { key: names.adapterKey }),
+      );
+    }
     this.rpc = new JsonRpcServer(app, {
       sql: opts.sql,
       log: opts.log,
       maxBufferedBytes: this.maxBuffered,
-      onSlowConsumer: () => this.slow++,
+      onSlowConsumer: () => this.counts.slow++,
+      access: opts.access,
+      onRefused: () => this.counts.refused++,
     });
     this.rpc.lastSeen = () => this.seen;
 
@@ -76,7 +116,11 @@ export class PushServer implements PushSink {
       if (cursor !== undefined && !(typeof cursor === 'string' && CURSOR_RE.test(cursor))) {
         return next(new Error('Invalid cursor: expected the decimal string of a message cursor'));
       }
-      next();
+      if (!opts.access) return next();
+      this.checkAccess(socket).then(next, (err: unknown) => {
+        opts.log.error({ err }, 'connection access check failed');
+        next(Object.assign(new Error('Service unavailable: the API key store is unreachable'), { data: { status: 503 } }));
+      });
     });
     this.io.on('connection', (socket) => this.onConnection(socket));
 
@@ -84,11 +128,19 @@ export class PushServer implements PushSink {
     this.ready = lastSeq(opts.sql).then((s) => {
       if (BigInt(s) > this.seen) this.seen = BigInt(s);
     });
-    if (opts.redis) {
+    if (opts.redis && names) {
       const sub = opts.redis.sub;
-      void sub.subscribe(PUSH_CHANNEL);
+      void sub.subscribe(names.pushChannel);
+      // The adapter's listeners were added first (same event, same tick): a packet it has just broadcast that
+      // the batch behind it has not yet counted into `seen` holds resumes back until that batch arrives.
+      const broadcastPrefix = `${names.adapterKey}#/#`;
+      const onPacket = (channel: string) => {
+        if (channel.startsWith(broadcastPrefix)) this.packetsAhead = true;
+      };
+      sub.on('pmessageBuffer', (_pattern: Buffer, channel: Buffer) => onPacket(channel.toString()));
+      sub.on('smessageBuffer', (channel: Buffer) => onPacket(channel.toString()));
       sub.on('message', (channel: string, text: string) => {
-        if (channel !== PUSH_CHANNEL) return;
+        if (channel !== names.pushChannel) return;
         try {
           this.onRemoteBatch(JSON.parse(text) as PublishedMessage[]);
         } catch (err) {
@@ -100,10 +152,16 @@ export class PushServer implements PushSink {
 
   metrics(): PushMetrics {
     return {
-      socketConnections: this.io.of('/').sockets.size,
-      rpcConnections: this.rpc.connections,
-      slowConsumerDisconnects: this.slow,
-      delivered: this.delivered,
+      socket_connections: this.io.of('/').sockets.size,
+      rpc_connections: this.rpc.connections,
+      messages_delivered: this.counts.delivered,
+      last_cursor: this.seen.toString(),
+      slow_consumer_disconnects: this.counts.slow,
+      max_buffered_bytes: this.maxBuffered,
+      connections_refused: this.counts.refused,
+      resumes: this.counts.resumes,
+      messages_replayed: this.counts.replayed,
+      redis_adapter: this.opts.redis?.adapter ?? null,
     };
   }
 
@@ -115,49 +173,80 @@ export class PushServer implements PushSink {
 
   /** A batch that reached this process through Redis: its Socket.IO packets were already broadcast by the adapter. */
   private onRemoteBatch(msgs: PublishedMessage[]): void {
+    this.packetsAhead = false;
     this.afterBatch(msgs);
+    this.batchWaiters.splice(0).forEach((w) => w());
   }
 
   private afterBatch(msgs: PublishedMessage[]): void {
     const last = msgs.at(-1);
     if (last && BigInt(last.seq) > this.seen) this.seen = BigInt(last.seq);
-    this.delivered += msgs.length;
+    this.counts.delivered += msgs.length;
     this.rpc.deliver(msgs);
-    this.checkBackpressure();
   }
 
-  /** Disconnects websocket clients whose unsent data passed the limit (they resume by cursor). */
+  /** Rate limits / API key of a new Socket.IO connection (counts as one request). */
+  private async checkAccess(socket: Socket): Promise<Error | undefined> {
+    const access = this.opts.access!;
+    const h = socket.handshake.headers;
+    const header = (name: string) => {
+      const v = h[name];
+      return Array.isArray(v) ? v[0] : v;
+    };
+    const authKey = (socket.handshake.auth as { apiKey?: unknown } | undefined)?.apiKey;
+    const apiKey = header('x-api-key') ?? (typeof authKey === 'string' ? authKey : undefined);
+    const d = await access.checkConnection(access.clientIp(socket.handshake.address, header('x-forwarded-for')), apiKey);
+    if (d.allowed) return undefined;
+    this.counts.refused++;
+    // the client gets it as connect_error: err.message, err.data = { status, headers }
+    return Object.assign(new Error(d.body.message), { data: { status: d.status, headers: d.headers } });
+  }
+
+  /** Disconnects clients whose unsent data stayed over the limit since the previous check (they resume by cursor). */
   private checkBackpressure(): void {
+    this.rpc.checkBackpressure();
+    const over = new Set<string>();
     for (const socket of this.io.of('/').sockets.values()) {
       const transport = socket.conn.transport as unknown as { name: string; socket?: { getBufferedAmount?: () => number } };
-      const buffered = transport.name === 'websocket' ? (transport.socket?.getBufferedAmount?.() ?? 0) : 0;
-      const polling = (socket.conn as unknown as { writeBuffer?: unknown[] }).writeBuffer?.length ?? 0;
-      if (buffered > this.maxBuffered || polling > 10_000) {
-        this.slow++;
+      let buffered = transport.name === 'websocket' ? (transport.socket?.getBufferedAmount?.() ?? 0) : 0;
+      // polling (or packets waiting for a websocket drain): engine.io's own queue
+      for (const p of (socket.conn as unknown as { writeBuffer?: { data?: unknown }[] }).writeBuffer ?? []) {
+        buffered += typeof p.data === 'string' ? p.data.length : ((p.data as { byteLength?: number } | undefined)?.byteLength ?? 0);
+      }
+      if (buffered <= this.maxBuffered) continue;
+      if (!this.overLimit.has(socket.id)) {
+        over.add(socket.id);
+      } else {
+        this.counts.slow++;
         this.opts.log.warn({ id: socket.id, buffered }, 'slow consumer disconnected');
-        socket.emit('slow-consumer', 'slow consumer: send buffer over limit, reconnect with your last cursor');
+        socket.emit('slow-consumer', SLOW_CONSUMER_REASON);
         socket.disconnect(true);
       }
     }
+    this.overLimit = over;
   }
 
   private onConnection(socket: Socket): void {
     const list = splitRoomList(socket.handshake.query.subscriptions);
     const cursor = (socket.handshake.auth as { cursor?: string } | undefined)?.cursor;
+    // requests made while a resume replays are answered once it has caught up (an ack means "you are live")
+    let resuming: Promise<void> | undefined;
     if (cursor !== undefined) {
-      void this.resume(socket, list, cursor).catch((err) => {
+      this.counts.resumes++;
+      resuming = this.resume(socket, list, cursor).catch((err) => {
         this.opts.log.error({ err }, 'resume failed');
         socket.disconnect(true);
       });
     } else if (list.length) {
       void socket.join(list);
     }
-    socket.on('subscribe', (room: unknown, ack?: unknown) => {
+    socket.on('subscribe', async (room: unknown, ack?: unknown) => {
       const cb = typeof ack === 'function' ? (ack as (e: string | null) => void) : undefined;
       if (typeof room !== 'string' || !isValidRoom(room)) {
         cb?.(`Invalid topic: ${String(room)}`);
         return;
       }
+      if (resuming) await resuming;
       void socket.join(room);
       cb?.(null);
     });
@@ -166,15 +255,32 @@ export class PushServer implements PushSink {
     });
   }
 
+  /** Resolves at the next push-channel batch (or after `ms`, should it never come). */
+  private nextBatch(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, ms);
+      this.batchWaiters.push(() => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
+  }
+
   /**
    * Replays from PostgreSQL what `rooms` received after `cursor`, then joins them. No gap, no duplicate: messages
    * up to `seen` (delivered live by this process) are replayed; the rooms are joined, in the same tick, only once
-   * the replay has caught up with `seen`, so every later message arrives live and none twice.
+   * the replay has caught up with `seen` and no broadcast packet is ahead of `seen`, so every later message arrives
+   * live and none twice.
    */
   private async resume(socket: Socket, list: string[], cursor: string): Promise<void> {
     await this.ready;
     let sent = BigInt(cursor);
     for (;;) {
+      if (this.packetsAhead) {
+        await this.nextBatch(1000);
+        if (this.packetsAhead) this.packetsAhead = false; // a non-push packet on the adapter channel: nothing to wait for
+        continue;
+      }
       const target = this.seen;
       if (sent >= target) {
         if (socket.connected && list.length) void socket.join(list);
@@ -182,11 +288,13 @@ export class PushServer implements PushSink {
       }
       const msgs = (await messagesAfter(this.opts.sql, sent.toString(), list)).filter((m) => BigInt(m.seq) <= target);
       for (const m of msgs) socket.emit(m.event, ...m.args, cursorOf(m));
+      this.counts.replayed += msgs.length;
       sent = msgs.length === 10_000 ? BigInt(msgs.at(-1)!.seq) : target;
     }
   }
 
   close(): Promise<void> {
+    clearInterval(this.backpressureTimer);
     this.rpc.close();
     return new Promise((resolve) => {
       this.io.close(() => resolve());

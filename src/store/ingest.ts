@@ -87,6 +87,8 @@ export async function ingestMessage(
   path: string,
   body: string,
   update: ChainUpdate,
+  /** pushOutbox: record the result in push_outbox in the same transaction (a push publisher is attached) */
+  opts: { pushOutbox?: boolean } = {},
 ): Promise<IngestResult> {
   // Single-statement messages need no explicit transaction (one statement is atomic): one round trip.
   if (update.kind === 'burn_block') return ingestBurnBlock(sql, path, body, update);
@@ -96,20 +98,29 @@ export async function ingestMessage(
   }
   return (await sql.begin(async (tx) => {
     const t = tx as unknown as Tx;
+    let result: IngestResult;
     switch (update.kind) {
       case 'block':
-        return ingestBlock(t, path, body, update);
+        result = await ingestBlock(t, path, body, update);
+        break;
       case 'mempool':
-        return ingestMempool(t, path, body, update);
+        result = await ingestMempool(t, path, body, update);
+        break;
       case 'drop_mempool':
-        return dropMempool(t, path, body, update);
+        result = await dropMempool(t, path, body, update);
+        break;
       case 'microblocks': {
         const [logged] = await logMessage(t, path, body);
-        const result = emptyResult(update, logged?.id ?? null);
+        result = emptyResult(update, logged?.id ?? null);
         if (logged) await ingestMicroblocks(t, update, result, logged.seq);
-        return result;
+        break;
       }
     }
+    // Crash safety of the push (sql/0009_push_outbox.sql): committed together with the change it describes.
+    if (opts.pushOutbox && result.applied && result.eventId !== null) {
+      await t`INSERT INTO push_outbox (event_id, result) VALUES (${result.eventId}, ${t.json(result as never)})`;
+    }
+    return result;
   })) as IngestResult;
 }
 

@@ -49,24 +49,42 @@ export async function buildService(): Promise<Build> {
 export interface ChildService {
   pid: number;
   api: string;
+  /** The event observer's URL (modes with an observer: serve, ingest). */
+  observer?: string;
   /** All stdout/stderr so far (JSON log lines). */
   output(): string;
   stop(): Promise<void>;
 }
 
-/** Spawns `node <main> <command>` and resolves once it logs 'API listening' (the port comes from that line). */
+/**
+ * Spawns `node <main> <command>` and resolves once it logs 'API listening' (the port comes from that line); for
+ * `ingest` (no API) once it logs 'event observer listening'. `api` is then the observer's URL too.
+ */
 export async function spawnService(main: string, command: string, env: Record<string, string>): Promise<ChildService> {
   const child = spawn(process.execPath, [main, command], {
     env: { PATH: process.env.PATH ?? '', API_HOST: '127.0.0.1', API_PORT: '0', OBSERVER_PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
+  let observerPort: number | undefined;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`service did not start:\n${out}`)), 30_000);
     const onData = (d: Buffer) => {
       out += d.toString();
       for (const line of out.split('\n')) {
+        if (line.includes('event observer listening')) {
+          try {
+            observerPort = (JSON.parse(line) as { port: number }).port;
+          } catch {
+            /* partial line */
+          }
+          if (command === 'ingest' && observerPort !== undefined) {
+            clearTimeout(timer);
+            resolve(observerPort);
+            return;
+          }
+        }
         if (!line.includes('API listening')) continue;
         try {
           const port = (JSON.parse(line) as { port: number }).port;
@@ -88,6 +106,7 @@ export async function spawnService(main: string, command: string, env: Record<st
   return {
     pid: child.pid!,
     api: `http://127.0.0.1:${port}`,
+    observer: observerPort === undefined ? undefined : `http://127.0.0.1:${observerPort}`,
     output: () => out,
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');

@@ -215,7 +215,12 @@ export function registerBlocksRoutes(router: Router, ctx: ApiContext): void {
 
   router.get('/extended/v1/block/:hash', async (req) => {
     const hash = req.params.hash ?? '';
-    if (!hash.startsWith('0x')) return redirect(302, `/extended/v1/block/0x${hash}`);
+    // the reference redirects to the 0x form; only a plausible hash is echoed into the Location header (never raw
+    // bytes such as %00 or CR/LF, nor a 30 kB value): anything else gets the 400 the 0x form would get
+    if (!hash.startsWith('0x')) {
+      if (/^[0-9a-fA-F]{0,128}$/.test(hash)) return redirect(302, `/extended/v1/block/0x${hash}`);
+      badParam('params/hash must be a 0x-prefixed hex string');
+    }
     if (!/^0x[0-9a-fA-F]*$/.test(hash)) badParam('params/hash must be a 0x-prefixed hex string');
     const [b] = await sql<BlockDbRow[]>`
       SELECT * FROM blocks WHERE block_hash = ${hash} ORDER BY canonical DESC, block_height DESC LIMIT 1`;

@@ -76,10 +76,37 @@ export function registerEventsRoutes(router: Router, ctx: ApiContext): void {
               WHEN 'smart_contract_log' THEN e.contract_id = ${address!}
               ELSE (e.sender = ${address!} OR e.recipient = ${address!})
             END`;
+    // By address (sql/0010_growth.sql): the page lies at or above the height of the (offset + limit)-th newest matching
+    // event, found from the per-column (principal, block_height DESC) indexes without reading the whole history; the
+    // exact order (which needs the txs' microblock_sequence) is then applied to that slice only.
+    const n = offset + limit;
+    // (a separate round trip: with the height as a literal the planner sees how few rows the page reads)
+    let floor = sql``;
+    if (txId === undefined) {
+      const [cut] = await sql<{ h: number }[]>`
+        SELECT c.block_height AS h FROM (
+          (SELECT e.block_height, e.tx_id, e.index_block_hash, e.microblock_hash, e.event_index FROM events e
+            WHERE e.sender = ${address!} AND e.canonical AND e.microblock_canonical AND ${who} ${typeCond}
+            ORDER BY e.block_height DESC LIMIT ${n})
+          UNION
+          (SELECT e.block_height, e.tx_id, e.index_block_hash, e.microblock_hash, e.event_index FROM events e
+            WHERE e.recipient = ${address!} AND e.canonical AND e.microblock_canonical AND ${who} ${typeCond}
+            ORDER BY e.block_height DESC LIMIT ${n})
+          UNION
+          (SELECT e.block_height, e.tx_id, e.index_block_hash, e.microblock_hash, e.event_index FROM events e
+            WHERE e.locked_address = ${address!} AND e.canonical AND e.microblock_canonical AND ${who} ${typeCond}
+            ORDER BY e.block_height DESC LIMIT ${n})
+          UNION
+          (SELECT e.block_height, e.tx_id, e.index_block_hash, e.microblock_hash, e.event_index FROM events e
+            WHERE e.contract_id = ${address!} AND e.canonical AND e.microblock_canonical AND ${who} ${typeCond}
+            ORDER BY e.block_height DESC LIMIT ${n})
+        ) c ORDER BY c.block_height DESC OFFSET ${n - 1} LIMIT 1`;
+      if (cut) floor = sql`AND e.block_height >= ${cut.h}`;
+    }
     const rows = await sql<EventApiRow[]>`
       SELECT e.api FROM events e
       JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash AND t.microblock_hash = e.microblock_hash
-      WHERE ${who} ${typeCond}
+      WHERE ${who} ${typeCond} ${floor}
         AND e.canonical AND e.microblock_canonical AND t.canonical AND t.microblock_canonical
       ORDER BY e.block_height DESC, t.microblock_sequence DESC, e.tx_index DESC, e.event_index DESC
       LIMIT ${limit} OFFSET ${offset}`;

@@ -132,7 +132,8 @@ function mempoolAddressParam(req: HttpRequest, name: string): string | undefined
   const raw = req.query.get(name);
   if (raw === null) return undefined;
   if (!SCHEMA_ADDRESS_RE.test(raw)) checkAddress(`querystring/${name}`, raw);
-  if (!isPrincipal(raw)) badParam(`Error: Invalid query parameter: "${raw}" is not a valid STX address or principal`);
+  // the reference's wording, plus the parameter's name (its message names only the value)
+  if (!isPrincipal(raw)) badParam(`Error: Invalid query parameter querystring/${name}: "${raw}" is not a valid STX address or principal`);
   return raw;
 }
 
@@ -315,7 +316,7 @@ export function registerTxsRoutes(router: Router, ctx: ApiContext): void {
     }
     const { limit, offset } = paging(req, { limit: 20, max: 50 });
     const unanchored = queryBool(req, 'unanchored');
-    if (!isPrincipal(principal)) badParam('Invalid query parameter, not a valid principal');
+    if (!isPrincipal(principal)) badParam('Invalid query parameter, params/principal is not a valid principal');
     const { total, results } = await mempoolList(sql, { address: principal }, { unanchored, limit, offset, orderBy: 'age', asc: false });
     return json(200, { limit, offset, total, results });
   });

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import {
+  component,
   ContractId,
   ErrorResponse,
   PRINCIPAL_PATTERN,
@@ -151,6 +152,22 @@ export const params = {
 
 const OLD_BLOCKS = 'Deprecated: use `GET /extended/v2/blocks` (the blocks list endpoint).';
 
+const PushStatusResponse = component(
+  'PushStatus',
+  z.object({
+    socket_connections: z.number().int(),
+    rpc_connections: z.number().int(),
+    messages_delivered: z.number().int().describe('messages this process received for delivery'),
+    last_cursor: z.string().describe('newest message cursor this process delivered'),
+    slow_consumer_disconnects: z.number().int().describe('clients disconnected for passing max_buffered_bytes unsent'),
+    max_buffered_bytes: z.number().int(),
+    connections_refused: z.number().int().describe('connections refused by rate limits or an invalid API key'),
+    resumes: z.number().int().describe('reconnections with a cursor'),
+    messages_replayed: z.number().int().describe('messages replayed from PostgreSQL to resuming clients'),
+    redis_adapter: z.enum(['classic', 'sharded']).nullable(),
+  }),
+);
+
 export const OPERATIONS: Operation[] = [
   {
     method: 'get',
@@ -179,6 +196,19 @@ export const OPERATIONS: Operation[] = [
     tags: ['Info'],
     redirect: { status: 301, description: 'Moved to /extended' },
     errors: [],
+  },
+  {
+    method: 'get',
+    path: '/extended/v1/status/push',
+    operationId: 'get_push_status',
+    summary: 'Real-time push counters',
+    description:
+      'Counters of the api process that answers (each process of a deployment has its own): open Socket.IO and ' +
+      'JSON-RPC connections, messages delivered, newest cursor, slow-consumer disconnects, refused connections and ' +
+      'resumes. Not part of the reference API.',
+    tags: ['Info'],
+    ok: { schema: PushStatusResponse, description: 'Counters' },
+    errors: [503],
   },
   {
     method: 'get',
@@ -378,6 +408,6 @@ export const OPERATIONS: Operation[] = [
 ];
 
 /** Router paths deliberately not in the document: the HTML docs page and its static files. */
-export const UNDOCUMENTED_ROUTES = ['/docs', '/docs/*'];
+export const UNDOCUMENTED_ROUTES = ['/docs', '/docs/*', '/dashboard', '/dashboard/*'];
 
 export { ErrorResponse };
