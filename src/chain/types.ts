@@ -185,3 +185,11 @@ export type ChainUpdate =
       events: EventRow[];
     }
   | { kind: 'raw' };
+
+/**
+ * Whether subscribers can see this change: burn blocks and raw messages push nothing (no room carries them), so the
+ * push layer skips its outbox row, snapshot and publication for them.
+ */
+export function isPushable(u: ChainUpdate): boolean {
+  return u.kind !== 'burn_block' && u.kind !== 'raw';
+}

@@ -8,7 +8,7 @@ import type { Sql } from '../store/connect.js';
 import { ingestMessage, recordDeadLetter, type IngestResult } from '../store/ingest.js';
 import { isObserverPath, normalizeObserverPath, validateObserverMessage } from './schemas.js';
 import { MessageDecodeError, messageToUpdate } from './to-update.js';
-import type { ChainUpdate } from '../chain/types.js';
+import { isPushable, type ChainUpdate } from '../chain/types.js';
 
 export interface ObserverReply {
   status: number;
@@ -104,7 +104,7 @@ export class ObserverPipeline {
     }
     let result: IngestResult;
     try {
-      result = await ingestMessage(this.sql, path, text, update, { pushOutbox: this.pushOutbox });
+      result = await ingestMessage(this.sql, path, text, update, { pushOutbox: this.pushOutbox && isPushable(update) });
     } catch (err) {
       this.log.error({ err, path }, 'observer message not stored (the node will retry)');
       return {

@@ -15,6 +15,7 @@ import type { IngestResult } from '../store/ingest.js';
 import type { Sql } from '../store/connect.js';
 import type { CommittedMessage, ObserverPipeline } from '../observer/pipeline.js';
 import { buildMessages, type PushMessage } from './messages.js';
+import { isPushable } from '../chain/types.js';
 import { appendMessages, cursorOf, type PublishedMessage } from './log.js';
 
 /** Where published messages go. */
@@ -107,7 +108,10 @@ export class PushPublisher {
    */
   attach(pipeline: ObserverPipeline): void {
     pipeline.pushOutbox = true;
-    pipeline.onCommitted((m) => (this.opts.snapshots ? this.publishFromSnapshot(m) : this.publishInline(m)));
+    pipeline.onCommitted((m) => {
+      if (!isPushable(m.update)) return undefined;
+      return this.opts.snapshots ? this.publishFromSnapshot(m) : this.publishInline(m);
+    });
   }
 
   /**
