@@ -40,8 +40,9 @@ export async function startPush(
 ): Promise<Push> {
   const clients: Redis[] = [];
   const closers: (() => Promise<void>)[] = [];
-  const redis = () => {
-    const c = new Redis(config.redisUrl!, { lazyConnect: false, maxRetriesPerRequest: null });
+  /** offline: false for the publisher's connection, so nothing published while Redis is down is replayed late */
+  const redis = (offline = true) => {
+    const c = new Redis(config.redisUrl!, { lazyConnect: false, maxRetriesPerRequest: null, enableOfflineQueue: offline });
     c.on('error', (err) => deps.log.warn({ err: err.message }, 'redis connection error'));
     clients.push(c);
     return c;
@@ -64,11 +65,31 @@ export async function startPush(
   if (deps.pipeline) {
     let sinks: PushSink[] = server ? [server] : [];
     if (config.redisUrl) {
+      // While Redis is down publications fail at once (the messages are in push_messages; the api processes make
+      // their clients resume from there): one warning per outage, ingest goes on.
+      let failing = false;
+      const onError = (err: unknown) => {
+        if (failing) return;
+        failing = true;
+        deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'push: Redis publication failed (clients resume from PostgreSQL)');
+      };
+      const pub = redis(false);
+      pub.on('ready', () => (failing = false));
       if (config.pushRedisAdapter === 'sharded') {
-        const sink = new ShardedRedisPushSink(redis(), redis(), config.redisKeyPrefix);
+        const sink = new ShardedRedisPushSink(pub, redis(), config.redisKeyPrefix, onError);
         closers.push(() => sink.close());
         sinks = [sink];
-      } else sinks = [new RedisPushSink(redis(), config.redisKeyPrefix)];
+      } else sinks = [new RedisPushSink(pub, config.redisKeyPrefix, onError)];
+      // without an offline queue, what is published before the connection is up is not sent: wait for it (a while)
+      if (pub.status !== 'ready') {
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, 5000);
+          pub.once('ready', () => {
+            clearTimeout(t);
+            resolve();
+          });
+        });
+      }
     }
     publisher = new PushPublisher(deps.sql, sinks, deps.log, { snapshots: deps.snapshots ?? true });
     publisher.attach(deps.pipeline);

@@ -244,6 +244,14 @@ export class JsonRpcServer {
     for (const ws of [...this.all]) ws.end(1001, 'server shutting down');
   }
 
+  /** Closes every connection with 1012: the client reconnects and re-subscribes with its last cursor. */
+  resumeAll(): void {
+    for (const ws of [...this.all]) {
+      this.all.delete(ws);
+      ws.end(1012, 'push stream interrupted: reconnect and re-subscribe with your last cursor');
+    }
+  }
+
   private send(ws: WebSocket<RpcUserData>, text: string): void {
     if (!this.all.has(ws)) return;
     ws.send(text, false);

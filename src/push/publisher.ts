@@ -31,29 +31,37 @@ export function redisNames(prefix: string): { pushChannel: string; adapterKey: s
   return { pushChannel: `${prefix}:push`, adapterKey: `${prefix}:socket.io` };
 }
 
-/** Publishes through Redis: Socket.IO rooms via @socket.io/redis-emitter, then the raw batch on the push channel. */
+/**
+ * Publishes through Redis: the raw batch on the push channel, then its Socket.IO packets via @socket.io/redis-emitter,
+ * on the same connection, so every api process sees a batch (and can check its cursors for a gap) before the packets
+ * its adapter broadcasts. Give it a connection with `enableOfflineQueue: false`: while Redis is down a publication
+ * fails at once (reported to `onError`, never thrown) instead of being replayed late; PostgreSQL keeps every message
+ * and the api processes make their clients resume from it (see PushServer).
+ */
 export class RedisPushSink implements PushSink {
   private readonly emitter: Emitter;
   private readonly channel: string;
   constructor(
     private readonly pub: Redis,
     prefix: string,
+    private readonly onError: (err: unknown) => void = () => {},
   ) {
     const names = redisNames(prefix);
-    this.emitter = new Emitter(pub, { key: names.adapterKey });
+    // the emitter ignores the promise of its PUBLISH: catch its rejection here (no unhandled rejection)
+    const client = { publish: (channel: string, msg: string | Buffer) => pub.publish(channel, msg).catch(onError) };
+    this.emitter = new Emitter(client, { key: names.adapterKey });
     this.channel = names.pushChannel;
   }
   deliver(msgs: PublishedMessage[]): void {
+    this.pub.publish(this.channel, JSON.stringify(msgs)).catch(this.onError);
     for (const m of msgs) this.emitter.to(m.room).emit(m.event, ...m.args, cursorOf(m));
-    // same connection, issued after the emits: subscribers see the batch after its Socket.IO packets
-    void this.pub.publish(this.channel, JSON.stringify(msgs));
   }
 }
 
 /**
  * Publishes for api processes on the sharded adapter (PUSH_REDIS_ADAPTER=sharded). @socket.io/redis-emitter speaks
  * only the classic adapter's protocol, so the packets go out through a Socket.IO server without clients (no HTTP)
- * on the sharded adapter itself (SPUBLISH); the batch follows on the push channel, on the same connection.
+ * on the sharded adapter itself (SPUBLISH); the batch goes first on the push channel, on the same connection.
  */
 export class ShardedRedisPushSink implements PushSink {
   private readonly io: Server;
@@ -62,6 +70,7 @@ export class ShardedRedisPushSink implements PushSink {
     private readonly pub: Redis,
     sub: Redis,
     prefix: string,
+    private readonly onError: (err: unknown) => void = () => {},
   ) {
     const names = redisNames(prefix);
     this.io = new Server({ serveClient: false });
@@ -69,8 +78,9 @@ export class ShardedRedisPushSink implements PushSink {
     this.channel = names.pushChannel;
   }
   deliver(msgs: PublishedMessage[]): void {
+    // batch first, then the packets (SPUBLISH is issued synchronously by the adapter, on the same connection)
+    this.pub.publish(this.channel, JSON.stringify(msgs)).catch(this.onError);
     for (const m of msgs) this.io.to(m.room).emit(m.event, ...m.args, cursorOf(m));
-    void this.pub.publish(this.channel, JSON.stringify(msgs));
   }
   close(): Promise<void> {
     return new Promise((resolve) => void this.io.close(() => resolve()));
@@ -162,13 +172,19 @@ export class PushPublisher {
     let taken!: () => void;
     const snapshot = new Promise<void>((r) => (taken = r));
     const prev = this.tail;
-    const job = this.sql
-      .begin('isolation level repeatable read read only', async (tx) => {
-        await tx`SELECT 1`; // the snapshot is taken at the first statement
+    const job = (async () => {
+      const c = await this.sql.reserve();
+      try {
+        // one round trip: BEGIN pipelined with the first statement, which takes the snapshot
+        await Promise.all([c.unsafe('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY').execute(), c`SELECT 1`.execute()]);
         taken();
         await prev;
-        await this.publish(m, tx as unknown as Sql);
-      })
+        await this.publish(m, c as unknown as Sql);
+      } finally {
+        await c.unsafe('COMMIT').catch(() => undefined);
+        c.release();
+      }
+    })()
       .catch((err) => this.log.error({ err, path: m.path }, 'push publication failed'))
       .finally(() => {
         taken();

@@ -2,7 +2,14 @@
  * The push server of an API process: Socket.IO on the API's uWS app (`io.attachApp`, path /socket.io/, websocket +
  * polling, CORS open) and the JSON-RPC WebSocket. Messages arrive either in-process (deliver(), called by the local
  * publisher) or, with Redis, through @socket.io/redis-adapter (Socket.IO rooms) and the push channel subscription
- * (JSON-RPC, resume bookkeeping) on the adapter's own subscriber connection, so both arrive in publication order.
+ * (JSON-RPC, resume bookkeeping) on the adapter's own subscriber connection, so both arrive in publication order
+ * (each batch before its Socket.IO packets).
+ *
+ * Redis pub/sub loses what is published while a connection is down; PostgreSQL (push_messages) is the only source of
+ * truth. When this process's subscription was interrupted (subscriber 'close'/'end'/'reconnecting', then 'ready'), or
+ * a batch's first cursor does not follow the last one delivered, every local client is made to resume: Socket.IO
+ * transports are closed (the client reconnects by itself with its last cursor), JSON-RPC connections are closed with
+ * 1012 (the client reconnects and re-subscribes with params.cursor).
  */
 import { Server, type Socket } from 'socket.io';
 import { createAdapter, createShardedAdapter } from '@socket.io/redis-adapter';
@@ -50,6 +57,8 @@ export interface PushMetrics {
   /** reconnections with a cursor, and the messages replayed to them from PostgreSQL */
   resumes: number;
   messages_replayed: number;
+  /** times every client was made to resume (Redis subscription interrupted, or a gap in the push channel's cursors) */
+  forced_resyncs: number;
   redis_adapter: 'classic' | 'sharded' | null;
 }
 
@@ -62,10 +71,16 @@ export class PushServer implements PushSink {
   readonly io: Server;
   readonly rpc: JsonRpcServer;
   private seen = 0n;
-  /** Redis: Socket.IO packets were broadcast that the next push-channel batch has not yet accounted for */
-  private packetsAhead = false;
-  private readonly batchWaiters: (() => void)[] = [];
-  private readonly counts = { slow: 0, delivered: 0, refused: 0, resumes: 0, replayed: 0 };
+  /** `seen` was read from push_messages: from now on a batch must follow it (otherwise something was lost) */
+  private synced = false;
+  /** Redis: Socket.IO packets of batches already counted into `seen` that the adapter has not broadcast yet */
+  private pendingPackets = 0;
+  private readonly packetWaiters: (() => void)[] = [];
+  /** Redis: the subscriber connection went down since its last 'ready' */
+  private interrupted = false;
+  /** sockets told to resume (transport closing): they join no room any more */
+  private readonly kicked = new WeakSet<Socket>();
+  private readonly counts = { slow: 0, delivered: 0, refused: 0, resumes: 0, replayed: 0, resyncs: 0 };
   private readonly maxBuffered: number;
   private readonly ready: Promise<void>;
   private readonly backpressureTimer: NodeJS.Timeout;
@@ -127,16 +142,33 @@ export class PushServer implements PushSink {
     // messages this process delivers live: all of them, in order (the resume bookkeeping needs every cursor)
     this.ready = lastSeq(opts.sql).then((s) => {
       if (BigInt(s) > this.seen) this.seen = BigInt(s);
+      this.synced = true;
     });
     if (opts.redis && names) {
       const sub = opts.redis.sub;
       void sub.subscribe(names.pushChannel);
-      // The adapter's listeners were added first (same event, same tick): a packet it has just broadcast that
-      // the batch behind it has not yet counted into `seen` holds resumes back until that batch arrives.
+      // Each batch comes before its packets (one per message). The adapter's listeners were added first (same
+      // event, same tick): once this counts a packet, the adapter has broadcast it. Resumes join their rooms only
+      // when every packet of the batches counted into `seen` has been broadcast.
       const broadcastPrefix = `${names.adapterKey}#/#`;
       const onPacket = (channel: string) => {
-        if (channel.startsWith(broadcastPrefix)) this.packetsAhead = true;
+        if (channel.startsWith(broadcastPrefix) && this.pendingPackets > 0 && --this.pendingPackets === 0) this.packetsDone();
       };
+      const onDown = () => {
+        this.interrupted = true;
+        // the packets still expected were lost with the connection
+        this.pendingPackets = 0;
+        this.packetsDone();
+      };
+      sub.on('close', onDown);
+      sub.on('end', onDown);
+      sub.on('reconnecting', onDown);
+      // 'ready' is emitted after ioredis has re-sent the subscriptions
+      sub.on('ready', () => {
+        if (!this.interrupted) return;
+        this.interrupted = false;
+        this.resync().catch((err) => opts.log.error({ err }, 'push resync after a Redis interruption failed'));
+      });
       sub.on('pmessageBuffer', (_pattern: Buffer, channel: Buffer) => onPacket(channel.toString()));
       sub.on('smessageBuffer', (channel: Buffer) => onPacket(channel.toString()));
       sub.on('message', (channel: string, text: string) => {
@@ -161,6 +193,7 @@ export class PushServer implements PushSink {
       connections_refused: this.counts.refused,
       resumes: this.counts.resumes,
       messages_replayed: this.counts.replayed,
+      forced_resyncs: this.counts.resyncs,
       redis_adapter: this.opts.redis?.adapter ?? null,
     };
   }
@@ -171,11 +204,46 @@ export class PushServer implements PushSink {
     this.afterBatch(msgs);
   }
 
-  /** A batch that reached this process through Redis: its Socket.IO packets were already broadcast by the adapter. */
+  /**
+   * A batch that reached this process through Redis; its Socket.IO packets follow. A batch that does not follow the
+   * last cursor delivered means messages were lost (or this one is stale): every client resumes, before the packets.
+   */
   private onRemoteBatch(msgs: PublishedMessage[]): void {
-    this.packetsAhead = false;
+    if (!msgs.length) return;
+    if (this.synced && BigInt(msgs[0].seq) !== this.seen + 1n) {
+      this.opts.log.warn({ last: this.seen.toString(), next: msgs[0].seq }, 'push: gap in the push channel, clients resume');
+      this.resumeAll();
+    }
+    this.pendingPackets += msgs.length;
     this.afterBatch(msgs);
-    this.batchWaiters.splice(0).forEach((w) => w());
+  }
+
+  private packetsDone(): void {
+    this.packetWaiters.splice(0).forEach((w) => w());
+  }
+
+  /** After the subscription was interrupted: `seen` catches up with push_messages, then every client resumes. */
+  private async resync(): Promise<void> {
+    await this.ready;
+    const s = BigInt(await lastSeq(this.opts.sql));
+    if (s > this.seen) this.seen = s;
+    this.opts.log.warn({ last: this.seen.toString() }, 'push: Redis subscription was interrupted, clients resume');
+    this.resumeAll();
+  }
+
+  /**
+   * Makes every local client resume from its last cursor: Socket.IO sockets leave their rooms now (no packet reaches
+   * them any more) and their transport is closed (the client reconnects by itself, with its cursor); JSON-RPC
+   * connections are closed with 1012.
+   */
+  resumeAll(): void {
+    this.counts.resyncs++;
+    for (const socket of this.io.of('/').sockets.values()) {
+      this.kicked.add(socket);
+      for (const room of [...socket.rooms]) if (room !== socket.id) void socket.leave(room);
+      socket.conn.close();
+    }
+    this.rpc.resumeAll();
   }
 
   private afterBatch(msgs: PublishedMessage[]): void {
@@ -247,6 +315,7 @@ export class PushServer implements PushSink {
         return;
       }
       if (resuming) await resuming;
+      if (this.kicked.has(socket)) return;
       void socket.join(room);
       cb?.(null);
     });
@@ -255,11 +324,11 @@ export class PushServer implements PushSink {
     });
   }
 
-  /** Resolves at the next push-channel batch (or after `ms`, should it never come). */
-  private nextBatch(ms: number): Promise<void> {
+  /** Resolves when the pending packets have been broadcast (or after `ms`, should they never come). */
+  private packetsBroadcast(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const t = setTimeout(resolve, ms);
-      this.batchWaiters.push(() => {
+      this.packetWaiters.push(() => {
         clearTimeout(t);
         resolve();
       });
@@ -269,21 +338,21 @@ export class PushServer implements PushSink {
   /**
    * Replays from PostgreSQL what `rooms` received after `cursor`, then joins them. No gap, no duplicate: messages
    * up to `seen` (delivered live by this process) are replayed; the rooms are joined, in the same tick, only once
-   * the replay has caught up with `seen` and no broadcast packet is ahead of `seen`, so every later message arrives
-   * live and none twice.
+   * the replay has caught up with `seen` and every packet of the batches up to `seen` has been broadcast, so every
+   * later message arrives live and none twice.
    */
   private async resume(socket: Socket, list: string[], cursor: string): Promise<void> {
     await this.ready;
     let sent = BigInt(cursor);
     for (;;) {
-      if (this.packetsAhead) {
-        await this.nextBatch(1000);
-        if (this.packetsAhead) this.packetsAhead = false; // a non-push packet on the adapter channel: nothing to wait for
+      if (this.pendingPackets > 0) {
+        await this.packetsBroadcast(1000);
+        if (this.pendingPackets > 0) this.pendingPackets = 0; // packets that never came: nothing more to wait for
         continue;
       }
       const target = this.seen;
       if (sent >= target) {
-        if (socket.connected && list.length) void socket.join(list);
+        if (socket.connected && !this.kicked.has(socket) && list.length) void socket.join(list);
         return;
       }
       const msgs = (await messagesAfter(this.opts.sql, sent.toString(), list)).filter((m) => BigInt(m.seq) <= target);

@@ -164,6 +164,7 @@ const PushStatusResponse = component(
     connections_refused: z.number().int().describe('connections refused by rate limits or an invalid API key'),
     resumes: z.number().int().describe('reconnections with a cursor'),
     messages_replayed: z.number().int().describe('messages replayed from PostgreSQL to resuming clients'),
+    forced_resyncs: z.number().int().describe('times every client was made to resume (Redis subscription interrupted, or a gap in the push channel)'),
     redis_adapter: z.enum(['classic', 'sharded']).nullable(),
   }),
 );
