@@ -3,7 +3,10 @@
  * answer), and prints messages/s, transactions/s and mean/max ms per path.
  *
  *   npm run bench:ingest -- [--file F.tsv] [--url http://127.0.0.1:3700] [--repeat N]
- *   npm run bench:ingest -- --self     # starts the service itself on a fresh PostgreSQL database (TEST_DATABASE_URL)
+ *   npm run bench:ingest -- --self     # starts the service on a fresh PostgreSQL database (TEST_DATABASE_URL)
+ *
+ * --self spawns `node dist/src/main.js serve` as a child process (so the service's work — push publication included —
+ * never delays the load client's timers, and vice versa). --cpu-prof DIR runs that child with `node --cpu-prof`.
  *
  * With --repeat N the file is replayed N times into N fresh databases (--self) and the best run is reported.
  *
@@ -13,11 +16,11 @@
  * signing is not measured) instead of a fixture file. The table shows count, mean, p50, p99 and max ms per path.
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import postgres from 'postgres';
-import { loadConfig } from '../src/config.js';
-import { createLogger } from '../src/logger.js';
-import { startService } from '../src/service.js';
 import { ChainGenerator } from './generate.js';
 
 interface Args {
@@ -30,6 +33,7 @@ interface Args {
   seed: string;
   forks: boolean;
   mempool: boolean;
+  cpuProf?: string;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -47,6 +51,7 @@ function parseArgs(argv: string[]): Args {
     seed: get('--seed') ?? 'bench',
     forks: argv.includes('--forks'),
     mempool: !argv.includes('--no-mempool'),
+    cpuProf: get('--cpu-prof'),
   };
 }
 
@@ -122,6 +127,64 @@ async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> 
   };
 }
 
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** `node dist/src/main.js serve` on `databaseUrl`; resolves once the observer answers GET /. */
+async function spawnService(databaseUrl: string, cpuProf?: string): Promise<{ observer: string; stop(): Promise<void> }> {
+  const main = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/main.js');
+  const [observerPort, apiPort] = [await freePort(), await freePort()];
+  const nodeArgs = cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(cpuProf)}`] : [];
+  const child = spawn(process.execPath, [...nodeArgs, main, 'serve'], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      DATABASE_URL: databaseUrl,
+      API_HOST: '127.0.0.1',
+      API_PORT: String(apiPort),
+      OBSERVER_HOST: '127.0.0.1',
+      OBSERVER_PORT: String(observerPort),
+      LOG_LEVEL: 'silent',
+      RATE_LIMIT_ANON_RPM: '0',
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const observer = `http://127.0.0.1:${observerPort}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}: ${err}`);
+    try {
+      if ((await fetch(observer + '/')).ok) break;
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`service did not start: ${err}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    observer,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(t);
+    },
+  };
+}
+
 async function main() {
   const args = parseArgs(process.argv.slice(2));
   const lines = args.generate > 0 ? await generatedLines(args) : readLines(args.file);
@@ -130,14 +193,14 @@ async function main() {
   for (let i = 0; i < Math.max(1, args.repeat); i++) {
     if (args.self) {
       const db = await freshDatabase();
-      const service = await startService(
-        loadConfig({ DATABASE_URL: db.url, API_PORT: '0', OBSERVER_PORT: '0', LOG_LEVEL: 'silent', RATE_LIMIT_ANON_RPM: '0' }),
-        createLogger('silent'),
-      );
       try {
-        results.push(await run(`http://127.0.0.1:${service.observerPort}`, lines));
+        const service = await spawnService(db.url, args.cpuProf);
+        try {
+          results.push(await run(service.observer, lines));
+        } finally {
+          await service.stop();
+        }
       } finally {
-        await service.close();
         await db.drop();
       }
     } else {

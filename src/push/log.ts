@@ -40,6 +40,7 @@ export async function appendMessages(
      ON CONFLICT (event_id, ord) DO NOTHING
      RETURNING seq::text AS seq, ord`,
     [eventId, JSON.stringify(rows), final],
+    { prepare: true },
   );
   const seqByOrd = new Map(inserted.map((r) => [r.ord, r.seq]));
   return msgs.flatMap((m, i) => (seqByOrd.has(offset + i) ? [{ ...m, seq: seqByOrd.get(offset + i)! }] : []));

@@ -214,23 +214,30 @@ export async function buildMessages(
 
   // Current shape of every candidate tx; only those whose room would see something new count as changed.
   const shapes = new Map<string, Record<string, unknown>>();
-  for (const id of candidates) {
-    const tx = await lookupTx(sql, id, { max: Number.MAX_SAFE_INTEGER, events: NO_EVENTS, excludeFunctionArgs: false, includeNonCanonical: true });
+  // concurrent lookups: their statements are pipelined on the connection (same snapshot, same results, fewer round trips)
+  const looked = await Promise.all(
+    candidates.map((id) =>
+      lookupTx(sql, id, { max: Number.MAX_SAFE_INTEGER, events: NO_EVENTS, excludeFunctionArgs: false, includeNonCanonical: true }),
+    ),
+  );
+  candidates.forEach((id, i) => {
+    const tx = looked[i];
     if (tx) shapes.set(id, tx);
-  }
+  });
   const last = await lastPayloads(log, [...shapes.keys()].map(rooms.transaction));
   const changed = [...shapes.keys()].filter((id) => last.get(rooms.transaction(id)) !== JSON.stringify([shapes.get(id)]));
   if (!changed.length) return out;
 
   // Mempool entries and exits.
-  const mempoolRows = await sql<(MempoolDbRow & MempoolPrincipals & { pruned: boolean })[]>`
-    SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ANY(${changed})`;
+  // and mined placements (canonical) of the changed txs: one round trip
+  const [mempoolRows, mined] = await Promise.all([
+    sql<(MempoolDbRow & MempoolPrincipals & { pruned: boolean })[]>`
+      SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ANY(${changed})`,
+    sql<TxRowFull[]>`
+      SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x
+      WHERE x.tx_id = ANY(${changed}) AND x.canonical AND x.microblock_canonical`,
+  ]);
   const mempoolById = new Map(mempoolRows.map((r) => [r.tx_id, r]));
-
-  // Mined placements (canonical) of the changed txs.
-  const mined = await sql<TxRowFull[]>`
-    SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x
-    WHERE x.tx_id = ANY(${changed}) AND x.canonical AND x.microblock_canonical`;
   const minedById = new Map(mined.map((r) => [r.tx_id, r]));
   const events = mined.length
     ? await sql<EventDbRow[]>`
@@ -295,13 +302,21 @@ export async function buildMessages(
   }
 
   if (balanceHeight) {
-    const balances = new Map<string, unknown>();
-    for (const p of principalsOrder) balances.set(p, await stxBalance(sql, p, balanceHeight.height, balanceHeight.burnHeight, false));
-    const lastBalance = await lastPayloads(log, principalsOrder.map(rooms.addressStxBalance));
-    for (const p of principalsOrder) {
-      const txs = (txsOf.get(p) ?? []).slice().sort((a, b) => b.block_height - a.block_height || b.tx_index - a.tx_index);
-      for (const t of txs) {
-        const full = await addressTxWithTransfers(sql, p, t);
+    const bh = balanceHeight;
+    // every read at once (pipelined), then the messages in the reference's order
+    const sortedTxs = principalsOrder.map((p) =>
+      (txsOf.get(p) ?? []).slice().sort((a, b) => b.block_height - a.block_height || b.tx_index - a.tx_index),
+    );
+    const [balanceList, lastBalance, fulls] = await Promise.all([
+      Promise.all(principalsOrder.map((p) => stxBalance(sql, p, bh.height, bh.burnHeight, false))),
+      lastPayloads(log, principalsOrder.map(rooms.addressStxBalance)),
+      Promise.all(principalsOrder.map((p, i) => Promise.all(sortedTxs[i].map((t) => addressTxWithTransfers(sql, p, t))))),
+    ]);
+    const balances = new Map<string, unknown>(principalsOrder.map((p, i) => [p, balanceList[i]]));
+    for (const [pi, p] of principalsOrder.entries()) {
+      const txs = sortedTxs[pi];
+      for (const [ti] of txs.entries()) {
+        const full = fulls[pi][ti];
         const room = rooms.addressTransaction(p);
         out.push({
           room,

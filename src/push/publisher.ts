@@ -172,19 +172,13 @@ export class PushPublisher {
     let taken!: () => void;
     const snapshot = new Promise<void>((r) => (taken = r));
     const prev = this.tail;
-    const job = (async () => {
-      const c = await this.sql.reserve();
-      try {
-        // one round trip: BEGIN pipelined with the first statement, which takes the snapshot
-        await Promise.all([c.unsafe('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY').execute(), c`SELECT 1`.execute()]);
+    const job = this.sql
+      .begin('isolation level repeatable read read only', async (tx) => {
+        await tx`SELECT 1`; // the snapshot is taken at the first statement
         taken();
         await prev;
-        await this.publish(m, c as unknown as Sql);
-      } finally {
-        await c.unsafe('COMMIT').catch(() => undefined);
-        c.release();
-      }
-    })()
+        await this.publish(m, tx as unknown as Sql);
+      })
       .catch((err) => this.log.error({ err, path: m.path }, 'push publication failed'))
       .finally(() => {
         taken();

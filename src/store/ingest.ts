@@ -48,6 +48,7 @@ function insertRows(tx: Tx, table: 'txs' | 'events' | 'microblocks' | 'miner_rew
   return tx.unsafe(
     `INSERT INTO ${table} SELECT * FROM json_populate_recordset(NULL::${table}, $1::text::json) ON CONFLICT DO NOTHING`,
     [json(withSeq)],
+    { prepare: true },
   );
 }
 
@@ -96,32 +97,56 @@ export async function ingestMessage(
     const [logged] = await logMessage(sql, path, body);
     return emptyResult(update, logged?.id ?? null);
   }
-  return (await sql.begin(async (tx) => {
-    const t = tx as unknown as Tx;
-    let result: IngestResult;
-    switch (update.kind) {
-      case 'block':
-        result = await ingestBlock(t, path, body, update);
-        break;
-      case 'mempool':
-        result = await ingestMempool(t, path, body, update);
-        break;
-      case 'drop_mempool':
-        result = await dropMempool(t, path, body, update);
-        break;
-      case 'microblocks': {
-        const [logged] = await logMessage(t, path, body);
-        result = emptyResult(update, logged?.id ?? null);
-        if (logged) await ingestMicroblocks(t, update, result, logged.seq);
-        break;
+  let outboxRow: IngestResult | undefined;
+  return transaction(
+    sql,
+    async (t) => {
+      let result: IngestResult;
+      switch (update.kind) {
+        case 'block':
+          result = await ingestBlock(t, path, body, update);
+          break;
+        case 'mempool':
+          result = await ingestMempool(t, path, body, update);
+          break;
+        case 'drop_mempool':
+          result = await dropMempool(t, path, body, update);
+          break;
+        case 'microblocks': {
+          const [logged] = await logMessage(t, path, body);
+          result = emptyResult(update, logged?.id ?? null);
+          if (logged) await ingestMicroblocks(t, update, result, logged.seq);
+          break;
+        }
       }
-    }
+      if (opts.pushOutbox && result.applied && result.eventId !== null) outboxRow = result;
+      return result;
+    },
     // Crash safety of the push (sql/0009_push_outbox.sql): committed together with the change it describes.
-    if (opts.pushOutbox && result.applied && result.eventId !== null) {
-      await t`INSERT INTO push_outbox (event_id, result) VALUES (${result.eventId}, ${t.json(result as never)})`;
-    }
-    return result;
-  })) as IngestResult;
+    (t) =>
+      outboxRow
+        ? t`INSERT INTO push_outbox (event_id, result) VALUES (${outboxRow.eventId}, ${t.json(outboxRow as never)})`.execute()
+        : undefined,
+  );
+}
+
+/**
+ * One transaction (sql.begin), with the `last` statement pipelined with the COMMIT: it is started, not awaited, when
+ * the body resolves, so the COMMIT goes out right behind it (one round trip for both). A failed `last` statement aborts
+ * the transaction, so that COMMIT rolls back: its error is thrown after the fact, and success means committed.
+ * `last` must return an already started query (`.execute()`).
+ */
+async function transaction<T>(sql: Sql, body: (tx: Tx) => Promise<T>, last: (tx: Tx) => Promise<unknown> | undefined): Promise<T> {
+  let lastError: Promise<unknown> = Promise.resolve(null);
+  const result = (await sql.begin(async (tx) => {
+    const r = await body(tx as unknown as Tx);
+    const q = last(tx as unknown as Tx);
+    if (q) lastError = q.then(() => null, (err: unknown) => err ?? new Error('statement failed'));
+    return { r };
+  })) as unknown as { r: T };
+  const err = await lastError;
+  if (err) throw err;
+  return result.r;
 }
 
 /** Records a message that failed validation; nothing else is written. */
@@ -273,7 +298,7 @@ async function ingestBlock(tx: Tx, path: string, body: string, u: Extract<ChainU
   writes.push(
     tx.unsafe(`INSERT INTO blocks SELECT * FROM json_populate_record(NULL::blocks, $1::text::json)`, [
       json({ ...b, canonical, seq }),
-    ]),
+    ], { prepare: true }),
   );
   if (adopt.length) {
     writes.push(
@@ -319,9 +344,22 @@ async function ingestBlock(tx: Tx, path: string, body: string, u: Extract<ChainU
       WHERE (chain_state.pox_v1_unlock_height, chain_state.pox_v2_unlock_height, chain_state.pox_v3_unlock_height)
         IS DISTINCT FROM (EXCLUDED.pox_v1_unlock_height, EXCLUDED.pox_v2_unlock_height, EXCLUDED.pox_v3_unlock_height)`);
   }
-  await Promise.all(writes);
+  // Common case (a canonical block on the tip, no reorg, no microblock fork, nothing adopted): the mempool ids are
+  // known now, so the mempool reconciliation joins this round trip (pipelined statements run in order: the UPDATEs
+  // see the txs inserted above).
+  const reorg = result.orphanedBlocks.length > 0 || result.restoredBlocks.length > 0;
+  const reconcileNow = canonical && !reorg && !rejected.length && !adopt.length;
+  // Statements go out in the order they are started: execute() starts the lock at once (first in this batch), a
+  // query awaited through Promise.all one microtask later, so mempoolUpdates' UPDATEs follow the writes started before.
+  const lock = reconcileNow ? tx`SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK})`.execute() : undefined;
+  const written = Promise.all(writes);
+  if (reconcileNow) {
+    await Promise.all([written, lock, mempoolUpdates(tx, [...new Set(txs.map((t) => t.tx_id))], [], result)]);
+  } else {
+    await written;
+  }
   if (orphanedUnconfirmed) result.unconfirmedOrphans.push(...(await orphanedUnconfirmed).map((r) => r.tx_id));
-  if (canonical) {
+  if (canonical && !reconcileNow) {
     const minedIds = new Set(txs.map((t) => t.tx_id));
     // adopted streamed txs are mined now too
     if (adopt.length) {
@@ -352,11 +390,17 @@ async function reconcileMempool(tx: Tx, minedCandidates: string[], result: Inges
   ]);
   const orphanIds = [...result.unconfirmedOrphans, ...moved.map((r) => r.tx_id)];
   const ids = [...new Set([...minedCandidates, ...orphanIds])];
+  await mempoolUpdates(tx, ids, orphanIds, result);
+}
+
+/** The statements of reconcileMempool once the ids are known (the caller holds MEMPOOL_LOCK). */
+async function mempoolUpdates(tx: Tx, ids: string[], orphanIds: string[], result: IngestResult) {
   if (!ids.length) return;
   const [mined, replaced, restored] = await Promise.all([
     tx.unsafe<{ tx_id: string }[]>(
       `UPDATE mempool_txs m SET pruned = true WHERE m.tx_id = ANY($1) AND NOT m.pruned AND ${MINED} RETURNING tx_id`,
       [ids],
+      { prepare: true },
     ),
     // Other pending txs with the same sender and nonce as a mined one can never be mined now: replaced by it.
     tx<{ tx_id: string }[]>`
@@ -384,6 +428,7 @@ async function reconcileMempool(tx: Tx, minedCandidates: string[], result: Inges
              WHERE mempool_txs.pruned AND mempool_txs.status = 'pending'
            RETURNING tx_id`,
           [orphanIds, Math.floor(Date.now() / 1000)],
+          { prepare: true },
         )
       : Promise.resolve([] as { tx_id: string }[]),
   ]);
@@ -485,6 +530,7 @@ async function ingestBurnBlock(sql: Sql, path: string, body: string, u: Extract<
      )
      SELECT id FROM log`,
     [path, bodySha256(body), body, json(bb)],
+    { prepare: true },
   );
   return emptyResult(u, row?.id ?? null);
 }
@@ -518,6 +564,7 @@ async function ingestMempool(tx: Tx, path: string, body: string, u: Extract<Chai
        )
        SELECT (SELECT id FROM log) AS id, ARRAY(SELECT tx_id FROM ins) AS added`,
       [path, bodySha256(body), body, json(u.txs)],
+      { prepare: true },
     ),
   ]);
   const result = emptyResult(u, rows[0]?.id ?? null);
