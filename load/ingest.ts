@@ -17,11 +17,10 @@
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import postgres from 'postgres';
 import { ChainGenerator } from './generate.js';
+import { createBenchDatabase, freePort } from './bench-support.js';
 
 interface Args {
   file: string;
@@ -109,34 +108,7 @@ async function run(url: string, lines: Line[]) {
   return { seconds, messages: lines.length, txs, perPath };
 }
 
-async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const admin = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const name = `sp_bench_${Date.now().toString(36)}`;
-  const a = postgres(admin, { max: 1, onnotice: () => {} });
-  await a.unsafe(`CREATE DATABASE ${name}`);
-  await a.end();
-  const u = new URL(admin);
-  u.pathname = '/' + name;
-  return {
-    url: u.toString(),
-    async drop() {
-      const b = postgres(admin, { max: 1, onnotice: () => {} });
-      await b.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await b.end();
-    },
-  };
-}
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** `node dist/src/main.js serve` on `databaseUrl`; resolves once the observer answers GET /. */
 async function spawnService(databaseUrl: string, cpuProf?: string): Promise<{ observer: string; stop(): Promise<void> }> {
@@ -192,7 +164,7 @@ async function main() {
   const results = [];
   for (let i = 0; i < Math.max(1, args.repeat); i++) {
     if (args.self) {
-      const db = await freshDatabase();
+      const db = await createBenchDatabase();
       try {
         const service = await spawnService(db.url, args.cpuProf);
         try {

@@ -23,10 +23,10 @@ import autocannon from 'autocannon';
 import postgres from 'postgres';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createBenchDatabase, freePort } from './bench-support.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -150,17 +150,6 @@ function log(msg: string) {
   process.stderr.write(msg + '\n');
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitFor(url: string, ms: number, child?: ChildProcess): Promise<void> {
   const until = Date.now() + ms;
@@ -206,13 +195,8 @@ function readFixture(name: string): { path: string; body: string }[] {
 
 /** A fresh database, the service as a child process (API + observer), the fixture replayed through the observer. */
 async function startSelf(o: Options): Promise<{ url: string; dbUrl: string; cleanup(): Promise<void> }> {
-  const name = `sp_bench_${Date.now().toString(36)}`;
-  const admin = postgres(o.databaseUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(o.databaseUrl);
-  u.pathname = '/' + name;
-  const dbUrl = u.toString();
+  const db = await createBenchDatabase(o.databaseUrl);
+  const dbUrl = db.url;
   const [apiPort, observerPort] = [await freePort(), await freePort()];
   const child = spawn(process.execPath, [path.join(ROOT, 'dist/src/main.js'), 'serve'], {
     cwd: ROOT,
@@ -236,9 +220,7 @@ async function startSelf(o: Options): Promise<{ url: string; dbUrl: string; clea
       log(`kept database ${dbUrl}`);
       return;
     }
-    const a = postgres(o.databaseUrl, { max: 1, onnotice: () => {} });
-    await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await a.end();
+    await db.drop();
   };
   try {
     await waitFor(url + '/extended', 60_000, child);
@@ -257,7 +239,7 @@ async function startSelf(o: Options): Promise<{ url: string; dbUrl: string; clea
     const db = postgres(dbUrl, { max: 1, onnotice: () => {} });
     await db`ANALYZE`;
     await db.end();
-    log(`loaded ${o.fixture}: ${lines.length} messages in ${Date.now() - started} ms (database ${name})`);
+    log(`loaded ${o.fixture}: ${lines.length} messages in ${Date.now() - started} ms (database ${db.name})`);
   } catch (err) {
     await cleanup();
     throw err;

@@ -19,15 +19,14 @@
  * Writes load/results/soak-<date>.json. Exit code 1 when a check fails.
  */
 import autocannon from 'autocannon';
-import postgres from 'postgres';
 import { io, type Socket } from 'socket.io-client';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ChainGenerator, postMessage, type GeneratedMessage } from './generate.js';
+import { createBenchDatabase, freePort } from './bench-support.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -100,33 +99,17 @@ function parseArgs(argv: string[]): SoakOptions {
 const log = (m: string) => process.stderr.write(`[soak] ${m}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** A fresh database and the service (API + observer + push) as a child process. */
 async function startSelf(o: SoakOptions): Promise<{ api: string; observer: string; stop(): Promise<void> }> {
-  const name = `sp_soak_${Date.now().toString(36)}`;
-  const admin = postgres(o.databaseUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(o.databaseUrl);
-  u.pathname = '/' + name;
+  const db = await createBenchDatabase(o.databaseUrl, 'sp_soak');
   const [apiPort, observerPort] = [await freePort(), await freePort()];
   const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'dist/src/main.js'), 'serve'], {
     cwd: ROOT,
     env: {
       ...process.env,
       NODE_ENV: 'production',
-      DATABASE_URL: u.toString(),
+      DATABASE_URL: db.url,
       API_HOST: '127.0.0.1',
       API_PORT: String(apiPort),
       OBSERVER_HOST: '127.0.0.1',
@@ -148,9 +131,7 @@ async function startSelf(o: SoakOptions): Promise<{ api: string; observer: strin
         child.kill('SIGTERM');
       });
     }
-    const a = postgres(o.databaseUrl, { max: 1, onnotice: () => {} });
-    await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await a.end();
+    await db.drop();
   };
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`);
