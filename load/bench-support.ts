@@ -48,3 +48,37 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/**
+ * Reads `--flag value` command lines one flag at a time:
+ *   const args = new ArgReader(argv); for (let a = args.next(); a !== undefined; a = args.next()) switch (a) { … args.number() … }
+ */
+export class ArgReader {
+  private i = -1;
+  private flag = '';
+  constructor(private readonly argv: readonly string[]) {}
+  /** the next flag, or undefined at the end */
+  next(): string | undefined {
+    this.i++;
+    this.flag = this.argv[this.i];
+    return this.flag;
+  }
+  /** the current flag's value */
+  value(): string {
+    const v = this.argv[++this.i];
+    if (v === undefined) throw new Error(`${this.flag} needs a value`);
+    return v;
+  }
+  /** the current flag's value as a non-negative number */
+  number(): number {
+    const n = Number(this.value());
+    if (!Number.isFinite(n) || n < 0) throw new Error(`${this.flag} needs a number`);
+    return n;
+  }
+  /** the current flag's value as a non-negative integer */
+  integer(): number {
+    const n = Number(this.value());
+    if (!Number.isInteger(n) || n < 0) throw new Error(`${this.flag} needs a non-negative integer`);
+    return n;
+  }
+}

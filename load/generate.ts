@@ -35,6 +35,7 @@ import {
   serializeCV,
   type ClarityValue,
 } from '@stacks/transactions';
+import { ArgReader } from './bench-support.js';
 
 // ------------------------------------------------------------------------------------------------
 // options and results
@@ -934,32 +935,22 @@ function parseCli(argv: string[]): { opts: GeneratorOptions; out?: string; url?:
   let out: string | undefined;
   let url: string | undefined;
   let quiet = false;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const val = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${a} needs a value`);
-      return v;
-    };
-    const int = () => {
-      const n = Number(val());
-      if (!Number.isInteger(n) || n < 0) throw new Error(`${a} needs a non-negative integer`);
-      return n;
-    };
+  const args = new ArgReader(argv);
+  for (let a = args.next(); a !== undefined; a = args.next()) {
     switch (a) {
-      case '--blocks': opts.blocks = int(); break;
-      case '--txs-per-block': opts.txsPerBlock = int(); break;
-      case '--seed': opts.seed = val(); break;
+      case '--blocks': opts.blocks = args.integer(); break;
+      case '--txs-per-block': opts.txsPerBlock = args.integer(); break;
+      case '--seed': opts.seed = args.value(); break;
       case '--forks': opts.forks = true; break;
-      case '--fork-every': opts.forkEvery = int(); break;
-      case '--fork-depth': opts.forkDepth = int(); break;
+      case '--fork-every': opts.forkEvery = args.integer(); break;
+      case '--fork-depth': opts.forkDepth = args.integer(); break;
       case '--no-mempool': opts.mempool = false; break;
       case '--no-microblocks': opts.microblocks = false; break;
-      case '--microblock-every': opts.microblockEvery = int(); break;
-      case '--accounts': opts.accounts = int(); break;
-      case '--maturity': opts.maturity = int(); break;
-      case '--out': out = val(); break;
-      case '--url': url = val(); break;
+      case '--microblock-every': opts.microblockEvery = args.integer(); break;
+      case '--accounts': opts.accounts = args.integer(); break;
+      case '--maturity': opts.maturity = args.integer(); break;
+      case '--out': out = args.value(); break;
+      case '--url': url = args.value(); break;
       case '--quiet': quiet = true; break;
       case '-h':
       case '--help':

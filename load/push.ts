@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { WebSocket } from 'ws';
 import { ChainGenerator } from './generate.js';
+import { ArgReader, DEFAULT_ADMIN_URL } from './bench-support.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, HERE.includes(`${path.sep}dist${path.sep}`) ? '../..' : '..');
@@ -53,35 +54,25 @@ function parseArgs(argv: string[]): Options {
     adapter: 'classic',
     txsPerBlock: 2,
     baseline: true,
-    databaseUrl: process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    databaseUrl: DEFAULT_ADMIN_URL,
     redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     out: path.join(ROOT, 'load/results'),
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const val = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${a} needs a value`);
-      return v;
-    };
-    const num = () => {
-      const n = Number(val());
-      if (!Number.isFinite(n) || n < 0) throw new Error(`${a} needs a number`);
-      return n;
-    };
+  const args = new ArgReader(argv);
+  for (let a = args.next(); a !== undefined; a = args.next()) {
     switch (a) {
-      case '--clients': o.clients = num(); break;
-      case '--workers': o.workers = Math.max(1, num()); break;
-      case '--blocks': o.blocks = Math.max(1, num()); break;
-      case '--warmup': o.warmup = num(); break;
-      case '--interval': o.interval = num(); break;
-      case '--api': o.api = num() === 2 ? 2 : 1; break;
-      case '--adapter': o.adapter = val() === 'sharded' ? 'sharded' : 'classic'; break;
-      case '--txs-per-block': o.txsPerBlock = num(); break;
+      case '--clients': o.clients = args.number(); break;
+      case '--workers': o.workers = Math.max(1, args.number()); break;
+      case '--blocks': o.blocks = Math.max(1, args.number()); break;
+      case '--warmup': o.warmup = args.number(); break;
+      case '--interval': o.interval = args.number(); break;
+      case '--api': o.api = args.number() === 2 ? 2 : 1; break;
+      case '--adapter': o.adapter = args.value() === 'sharded' ? 'sharded' : 'classic'; break;
+      case '--txs-per-block': o.txsPerBlock = args.number(); break;
       case '--no-baseline': o.baseline = false; break;
-      case '--database-url': o.databaseUrl = val(); break;
-      case '--redis-url': o.redisUrl = val(); break;
-      case '--out': o.out = val(); break;
+      case '--database-url': o.databaseUrl = args.value(); break;
+      case '--redis-url': o.redisUrl = args.value(); break;
+      case '--out': o.out = args.value(); break;
       default: throw new Error(`unknown option ${a}`);
     }
   }

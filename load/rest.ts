@@ -26,7 +26,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createBenchDatabase, freePort } from './bench-support.js';
+import { ArgReader, createBenchDatabase, DEFAULT_ADMIN_URL, freePort } from './bench-support.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -62,7 +62,7 @@ function parseArgs(argv: string[]): Options {
     only: [],
     txIds: [],
     address: undefined,
-    databaseUrl: process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    databaseUrl: DEFAULT_ADMIN_URL,
     keep: false,
     out: path.join(ROOT, 'load/results'),
     rate: 0,
@@ -70,40 +70,30 @@ function parseArgs(argv: string[]): Options {
     inputsDb: undefined,
     ceiling: true,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const val = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${a} needs a value`);
-      return v;
-    };
-    const num = () => {
-      const n = Number(val());
-      if (!Number.isFinite(n) || n < 0) throw new Error(`${a} needs a number`);
-      return n;
-    };
+  const args = new ArgReader(argv);
+  for (let a = args.next(); a !== undefined; a = args.next()) {
     switch (a) {
-      case '--url': o.url = val().replace(/\/$/, ''); break;
+      case '--url': o.url = args.value().replace(/\/$/, ''); break;
       case '--self': o.self = true; break;
-      case '--fixture': o.fixture = val(); break;
-      case '--duration': o.duration = num(); break;
-      case '--warmup': o.warmup = num(); break;
-      case '--connections': o.connections = num(); break;
-      case '--pipelining': o.pipelining = num(); break;
-      case '--only': o.only = val().split(',').filter(Boolean); break;
-      case '--tx-ids': o.txIds = val().split(',').filter(Boolean); break;
-      case '--address': o.address = val(); break;
-      case '--database-url': o.databaseUrl = val(); break;
+      case '--fixture': o.fixture = args.value(); break;
+      case '--duration': o.duration = args.number(); break;
+      case '--warmup': o.warmup = args.number(); break;
+      case '--connections': o.connections = args.number(); break;
+      case '--pipelining': o.pipelining = args.number(); break;
+      case '--only': o.only = args.value().split(',').filter(Boolean); break;
+      case '--tx-ids': o.txIds = args.value().split(',').filter(Boolean); break;
+      case '--address': o.address = args.value(); break;
+      case '--database-url': o.databaseUrl = args.value(); break;
       case '--keep': o.keep = true; break;
-      case '--out': o.out = path.resolve(val()); break;
-      case '--rate': o.rate = num(); break;
+      case '--out': o.out = path.resolve(args.value()); break;
+      case '--rate': o.rate = args.number(); break;
       case '--set': {
-        const v = val();
+        const v = args.value();
         if (v !== 'default' && v !== 'full') throw new Error('--set is default or full');
         o.set = v;
         break;
       }
-      case '--inputs-db': o.inputsDb = val(); break;
+      case '--inputs-db': o.inputsDb = args.value(); break;
       case '--no-ceiling': o.ceiling = false; break;
       case '-h':
       case '--help':

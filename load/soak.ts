@@ -26,7 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ChainGenerator, postMessage, type GeneratedMessage } from './generate.js';
-import { createBenchDatabase, freePort } from './bench-support.js';
+import { ArgReader, createBenchDatabase, DEFAULT_ADMIN_URL, freePort } from './bench-support.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -59,36 +59,26 @@ function parseArgs(argv: string[]): SoakOptions {
     blockIntervalMs: 1000,
     txsPerBlock: 10,
     seed: 'soak',
-    databaseUrl: process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    databaseUrl: DEFAULT_ADMIN_URL,
     out: path.join(ROOT, 'load/results'),
     drain: 15,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const val = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${a} needs a value`);
-      return v;
-    };
-    const num = () => {
-      const n = Number(val());
-      if (!Number.isFinite(n) || n < 0) throw new Error(`${a} needs a number`);
-      return n;
-    };
+  const args = new ArgReader(argv);
+  for (let a = args.next(); a !== undefined; a = args.next()) {
     switch (a) {
       case '--self': o.self = true; break;
-      case '--api': o.api = val().replace(/\/$/, ''); break;
-      case '--observer': o.observer = val().replace(/\/$/, ''); break;
-      case '--duration': o.duration = num(); break;
-      case '--sockets': o.sockets = num(); break;
-      case '--rest-rate': o.restRate = num(); break;
-      case '--rest-connections': o.restConnections = num(); break;
-      case '--block-interval-ms': o.blockIntervalMs = num(); break;
-      case '--txs-per-block': o.txsPerBlock = num(); break;
-      case '--seed': o.seed = val(); break;
-      case '--database-url': o.databaseUrl = val(); break;
-      case '--out': o.out = path.resolve(val()); break;
-      case '--drain': o.drain = num(); break;
+      case '--api': o.api = args.value().replace(/\/$/, ''); break;
+      case '--observer': o.observer = args.value().replace(/\/$/, ''); break;
+      case '--duration': o.duration = args.number(); break;
+      case '--sockets': o.sockets = args.number(); break;
+      case '--rest-rate': o.restRate = args.number(); break;
+      case '--rest-connections': o.restConnections = args.number(); break;
+      case '--block-interval-ms': o.blockIntervalMs = args.number(); break;
+      case '--txs-per-block': o.txsPerBlock = args.number(); break;
+      case '--seed': o.seed = args.value(); break;
+      case '--database-url': o.databaseUrl = args.value(); break;
+      case '--out': o.out = path.resolve(args.value()); break;
+      case '--drain': o.drain = args.number(); break;
       default:
         throw new Error(`unknown option ${a}`);
     }
