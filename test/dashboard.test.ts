@@ -6,24 +6,14 @@
  * Chromium must be installed at /usr/bin/chromium (.ci/run installs it): without it this test fails, it does not skip.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync, mkdtempSync, statSync } from 'node:fs';
+import { mkdtempSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from './helpers/browser.js';
 import { startTestService, replay, type TestService } from './helpers/service.js';
 import { readFixture, type FixtureLine } from './helpers/fixtures.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 interface FixtureBlock {
   line: number;
@@ -62,12 +52,6 @@ function busyPrincipal(lines: FixtureLine[], cuts: number[]): string {
   return best[0];
 }
 
-async function launch(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's chromium package (apt-get install chromium), as .ci/run does`);
-  }
-  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-}
 
 interface Watched {
   page: Page;
@@ -114,7 +98,7 @@ describe('GET /dashboard (headless Chromium)', () => {
   const shotDir = mkdtempSync(path.join(os.tmpdir(), 'dashboard-test-'));
 
   beforeAll(async () => {
-    browser = await launch();
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {

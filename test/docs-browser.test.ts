@@ -5,11 +5,9 @@
  * fails, it does not skip.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from './helpers/browser.js';
 import { startTestService, type TestService } from './helpers/service.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 describe('GET /docs (headless Chromium)', () => {
   let svc: TestService;
@@ -25,22 +23,7 @@ describe('GET /docs (headless Chromium)', () => {
   });
 
   it('renders the endpoint list from the served OpenAPI document, with local assets only', async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's chromium package (apt-get install chromium), as .ci/run does`);
-    }
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     const page = await browser.newPage();
     const requested: string[] = [];
     const failed: string[] = [];

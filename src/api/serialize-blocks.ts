@@ -2,30 +2,28 @@
  * Block rows → the reference API's block JSON (v2 "Nakamoto" form and v1 legacy form). Pure functions, no I/O.
  */
 import { isoTime } from './serialize.js';
+import type { BlockRow, ExecutionCost } from '../chain/types.js';
 
-/** The blocks columns the block serializers read. */
-export interface BlockDbRow {
-  index_block_hash: string;
-  block_hash: string;
-  block_height: number;
-  block_time: number;
-  burn_block_time: number;
-  burn_block_hash: string;
-  burn_block_height: number;
-  parent_index_block_hash: string;
-  parent_block_hash: string;
-  parent_microblock_hash: string;
-  parent_microblock_sequence: number;
-  miner_txid: string;
-  tenure_height: number | null;
-  tx_count: number;
-  execution_cost_read_count: number;
-  execution_cost_read_length: number;
-  execution_cost_runtime: number;
-  execution_cost_write_count: number;
-  execution_cost_write_length: number;
-  canonical: boolean;
-}
+/** The blocks columns the block serializers read (the stored row, see chain/types). */
+export type BlockDbRow = Pick<
+  BlockRow,
+  | 'index_block_hash'
+  | 'block_hash'
+  | 'block_height'
+  | 'block_time'
+  | 'burn_block_time'
+  | 'burn_block_hash'
+  | 'burn_block_height'
+  | 'parent_index_block_hash'
+  | 'parent_block_hash'
+  | 'parent_microblock_hash'
+  | 'parent_microblock_sequence'
+  | 'miner_txid'
+  | 'tenure_height'
+  | 'tx_count'
+  | keyof ExecutionCost
+  | 'canonical'
+>;
 
 /** A microblock row as the v1 metadata needs it. */
 export interface MicroblockMetaRow {

@@ -5,6 +5,7 @@
 import { withContractAbi } from '../chain/contract-call.js';
 import { clarityValue } from '../chain/clarity.js';
 import type { TxStaticJson } from '../chain/tx.js';
+import type { ExecutionCost, TxRow } from '../chain/types.js';
 
 /** ISO string of unix seconds, as the reference prints it ("" for non-positive times where it does). */
 export function isoTime(seconds: number): string {
@@ -15,34 +16,29 @@ function isoIfPositive(seconds: number): string {
   return seconds > 0 ? isoTime(seconds) : '';
 }
 
-/** A txs row joined with the called contract's ABI (`abi`). */
-export interface TxDbRow {
-  tx_id: string;
-  index_block_hash: string;
-  microblock_hash: string;
-  block_hash: string;
-  block_height: number;
-  block_time: number;
-  burn_block_time: number;
-  burn_block_height: number;
-  parent_burn_block_time: number;
-  parent_block_hash: string;
-  tx_index: number;
-  microblock_sequence: number;
-  status: string;
-  raw_result: string;
-  vm_error: string | null;
-  event_count: number;
-  execution_cost_read_count: number;
-  execution_cost_read_length: number;
-  execution_cost_runtime: number;
-  execution_cost_write_count: number;
-  execution_cost_write_length: number;
-  api: TxStaticJson;
-  canonical: boolean;
-  microblock_canonical: boolean;
-  abi?: unknown;
-}
+/** A txs row (see chain/types) joined with the called contract's ABI (`abi`). */
+export type TxDbRow = Pick<
+  TxRow,
+  | 'tx_id'
+  | 'index_block_hash'
+  | 'microblock_hash'
+  | 'block_hash'
+  | 'block_height'
+  | 'block_time'
+  | 'burn_block_time'
+  | 'burn_block_height'
+  | 'parent_burn_block_time'
+  | 'parent_block_hash'
+  | 'tx_index'
+  | 'microblock_sequence'
+  | 'status'
+  | 'raw_result'
+  | 'vm_error'
+  | 'event_count'
+  | keyof ExecutionCost
+  | 'canonical'
+  | 'microblock_canonical'
+> & { api: TxStaticJson; abi?: unknown };
 
 export interface MempoolDbRow {
   tx_id: string;
