@@ -8,7 +8,7 @@ import { appendFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { FIXTURES_DIR, fixtureNames, readFixture, readGolden } from './helpers/fixtures.js';
 import { startTestService, replay, type TestService } from './helpers/service.js';
-import { compareAnswer, type GoldenEntry } from './helpers/golden-compare.js';
+import { compareAnswer, goldenMempoolTxs, type GoldenEntry } from './helpers/golden-compare.js';
 import { fetchAnswerChecker } from './helpers/openapi-validate.js';
 
 const only = process.env.CONFORMANCE_ONLY;
@@ -16,6 +16,7 @@ const report = process.env.CONFORMANCE_REPORT;
 
 async function runScenario(svc: TestService, golden: GoldenEntry[], label: string) {
   const entries = golden.filter((e) => !only || e.request.startsWith(only));
+  const mempoolTxs = goldenMempoolTxs(golden);
   const failures: string[] = [];
   let tolerant = 0;
   // OpenAPI (issue 3): every answer must also validate against what the served document publishes for its route.
@@ -30,7 +31,7 @@ async function runScenario(svc: TestService, golden: GoldenEntry[], label: strin
     } catch {
       body = text;
     }
-    const r = compareAnswer(e, res.status, res.headers.get('location'), body);
+    const r = compareAnswer(e, res.status, res.headers.get('location'), body, mempoolTxs);
     if (r.tieTolerant) tolerant++;
     if (!r.ok) failures.push(`${e.request} → ${r.reason}`);
     const schemaError = checkAgainstOpenApi('GET', e.request, res.status, body);
