@@ -44,6 +44,13 @@ export interface Config {
   pushRedisAdapter: 'classic' | 'sharded';
   /** Bytes of unsent push data after which a client is disconnected as a slow consumer. */
   pushMaxBuffer: number;
+  /**
+   * Which rooms get messages built and stored: `subscribed` (rooms a client follows now, or followed within the
+   * resume window) or `all` (every room, whether anyone listens or not).
+   */
+  pushRooms: 'subscribed' | 'all';
+  /** How long a room keeps getting messages after its last subscriber left, so a client can resume by cursor. */
+  pushResumeWindowMs: number;
 }
 
 export class ConfigError extends Error {
@@ -193,6 +200,8 @@ const envSchema = z.object({
   REDIS_KEY_PREFIX: envVar((raw: string): Parsed<string> => (/^[A-Za-z0-9:._-]{1,100}$/.test(raw) ? ok(raw) : bad('1-100 characters of A-Z a-z 0-9 : . _ -')), 'stacks-pulse'),
   PUSH_REDIS_ADAPTER: envVar(oneOf(['classic', 'sharded'] as const), 'classic'),
   PUSH_MAX_BUFFER: envVar(byteSize, 8 * MB),
+  PUSH_ROOMS: envVar(oneOf(['subscribed', 'all'] as const), 'subscribed'),
+  PUSH_RESUME_WINDOW_S: envVar(integer(0, 7 * 24 * 3600), 900),
 });
 
 /** Names of the environment variables this service reads. */
@@ -233,5 +242,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redisKeyPrefix: e.REDIS_KEY_PREFIX,
     pushRedisAdapter: e.PUSH_REDIS_ADAPTER,
     pushMaxBuffer: e.PUSH_MAX_BUFFER,
+    pushRooms: e.PUSH_ROOMS,
+    pushResumeWindowMs: e.PUSH_RESUME_WINDOW_S * 1000,
   };
 }

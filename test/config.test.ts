@@ -39,6 +39,8 @@ describe('loadConfig', () => {
       redisKeyPrefix: 'stacks-pulse',
       pushRedisAdapter: 'classic',
       pushMaxBuffer: 8 * MB,
+      pushRooms: 'subscribed',
+      pushResumeWindowMs: 900_000,
     });
   });
 
@@ -71,6 +73,8 @@ describe('loadConfig', () => {
       REDIS_KEY_PREFIX: 'pulse-test:1',
       PUSH_REDIS_ADAPTER: 'sharded',
       PUSH_MAX_BUFFER: '256kb',
+      PUSH_ROOMS: 'all',
+      PUSH_RESUME_WINDOW_S: '60',
       STACKS_FIXTURES_DIR: '/not/config',
     });
     expect(c).toEqual({
@@ -97,6 +101,8 @@ describe('loadConfig', () => {
       redisKeyPrefix: 'pulse-test:1',
       pushRedisAdapter: 'sharded',
       pushMaxBuffer: 256 * 1024,
+      pushRooms: 'all',
+      pushResumeWindowMs: 60_000,
     });
     expect(c).not.toHaveProperty('stacksFixturesDir');
   });
@@ -151,6 +157,8 @@ describe('loadConfig', () => {
     ['TRUST_PROXY', 'maybe', /^TRUST_PROXY: expected true, false or a number of proxy hops/],
     ['SOCKET_PING_INTERVAL_MS', '0', /^SOCKET_PING_INTERVAL_MS: expected positive integer/],
     ['SOCKET_PING_TIMEOUT_MS', 'soon', /^SOCKET_PING_TIMEOUT_MS: /],
+    ['PUSH_ROOMS', 'some', /^PUSH_ROOMS: expected one of subscribed, all, got "some"$/],
+    ['PUSH_RESUME_WINDOW_S', '-1', /^PUSH_RESUME_WINDOW_S: expected integer 0-604800/],
   ];
   it.each(badValues)('names %s when its value %j is bad', (name, value, pattern) => {
     const err = errorOf({ [name]: value });

@@ -19,6 +19,8 @@ export interface CommittedMessage {
   path: string;
   update: ChainUpdate;
   result: IngestResult;
+  /** a push_outbox row was committed with the change: the push publisher owes it a publication */
+  outbox: boolean;
 }
 
 /** Runs async jobs strictly one after another. */
@@ -49,8 +51,11 @@ export class ObserverPipeline {
   private readonly blocks = new SerialQueue();
   private readonly mempool = new SerialQueue();
   private readonly listeners: ((m: CommittedMessage) => void | Promise<unknown>)[] = [];
-  /** Set by the push publisher: each ingest transaction also records its result in push_outbox (crash safety). */
-  pushOutbox = false;
+  /**
+   * Set by the push publisher: which ingest transactions also record their result in push_outbox (crash safety):
+   * true for every pushable change, or a predicate (the publisher skips changes when nobody follows any room).
+   */
+  pushOutbox: boolean | ((u: ChainUpdate) => boolean) = false;
 
   constructor(
     private readonly sql: Sql,
@@ -103,8 +108,9 @@ export class ObserverPipeline {
       update = { kind: 'raw' };
     }
     let result: IngestResult;
+    const outbox = isPushable(update) && (typeof this.pushOutbox === 'function' ? this.pushOutbox(update) : this.pushOutbox);
     try {
-      result = await ingestMessage(this.sql, path, text, update, { pushOutbox: this.pushOutbox && isPushable(update) });
+      result = await ingestMessage(this.sql, path, text, update, { pushOutbox: outbox });
     } catch (err) {
       this.log.error({ err, path }, 'observer message not stored (the node will retry)');
       return {
@@ -117,7 +123,7 @@ export class ObserverPipeline {
       this.log.info(describe(update, ms), `ingested ${path}`);
       for (const l of this.listeners) {
         try {
-          await l({ path, update, result });
+          await l({ path, update, result, outbox });
         } catch (err) {
           this.log.error({ err }, 'committed-message listener failed');
         }

@@ -15,6 +15,7 @@ import type { ObserverPipeline } from '../observer/pipeline.js';
 import type { AccessControl } from '../auth/access.js';
 import { PushPublisher, RedisPushSink, ShardedRedisPushSink, type PushSink } from './publisher.js';
 import { PushServer } from './server.js';
+import { InterestRecorder, InterestView } from './interest.js';
 
 export { PushServer, type PushMetrics } from './server.js';
 export { PushPublisher } from './publisher.js';
@@ -26,13 +27,16 @@ export interface Push {
 }
 
 export async function startPush(
-  config: Pick<Config, 'redisUrl' | 'socketPingIntervalMs' | 'socketPingTimeoutMs' | 'redisKeyPrefix' | 'pushRedisAdapter' | 'pushMaxBuffer'>,
+  config: Pick<
+    Config,
+    'redisUrl' | 'socketPingIntervalMs' | 'socketPingTimeoutMs' | 'redisKeyPrefix' | 'pushRedisAdapter' | 'pushMaxBuffer' | 'pushRooms' | 'pushResumeWindowMs'
+  >,
   deps: {
     sql: Sql;
     log: Logger;
     app?: TemplatedApp;
     pipeline?: ObserverPipeline;
-    /** false on PGlite (one connection) */
+    /** false on PGlite (one connection: no LISTEN either) */
     snapshots?: boolean;
     /** rate limits / API keys for new Socket.IO and JSON-RPC connections */
     access?: AccessControl;
@@ -47,6 +51,18 @@ export async function startPush(
     clients.push(c);
     return c;
   };
+  // Which rooms anyone follows (interest.ts): the publisher's view, and this process's clients' rooms.
+  let view: InterestView | undefined;
+  if (deps.pipeline && config.pushRooms === 'subscribed') {
+    view = new InterestView(deps.sql, deps.log, { listen: deps.snapshots ?? true });
+    await view.start();
+    closers.push(() => view!.close());
+  }
+  let recorder: InterestRecorder | undefined;
+  if (deps.app) {
+    recorder = new InterestRecorder(deps.sql, deps.log, { windowMs: config.pushResumeWindowMs, local: view });
+    closers.push(() => recorder!.close());
+  }
   let server: PushServer | undefined;
   if (deps.app) {
     server = new PushServer(deps.app, {
@@ -59,6 +75,7 @@ export async function startPush(
         : undefined,
       maxBufferedBytes: config.pushMaxBuffer,
       access: deps.access,
+      interest: recorder,
     });
   }
   let publisher: PushPublisher | undefined;
@@ -91,7 +108,7 @@ export async function startPush(
         });
       }
     }
-    publisher = new PushPublisher(deps.sql, sinks, deps.log, { snapshots: deps.snapshots ?? true });
+    publisher = new PushPublisher(deps.sql, sinks, deps.log, { snapshots: deps.snapshots ?? true, rooms: view });
     publisher.attach(deps.pipeline);
     // what a previous run committed but never published goes out before the observer accepts anything new
     await publisher.recover();

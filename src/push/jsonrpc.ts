@@ -160,6 +160,9 @@ export interface JsonRpcServerOptions {
   /** rate limits / API keys for new connections, checked in the upgrade (refused: an HTTP 401/429 answer) */
   access?: AccessControl;
   onRefused?: () => void;
+  /** a room got its first subscriber on this process (resolves once it is recorded: interest.ts) / lost its last */
+  onRoomCreated?: (room: string) => Promise<void>;
+  onRoomDeleted?: (room: string) => void;
 }
 
 export class JsonRpcServer {
@@ -271,18 +274,27 @@ export class JsonRpcServer {
     }
   }
 
-  private join(ws: WebSocket<RpcUserData>, room: string) {
+  /** Joins; a room new to this process is recorded (the promise resolves then). */
+  private join(ws: WebSocket<RpcUserData>, room: string): Promise<void> | undefined {
     ws.getUserData().rooms.add(room);
     let s = this.byRoom.get(room);
-    if (!s) this.byRoom.set(room, (s = new Set()));
+    let created: Promise<void> | undefined;
+    if (!s) {
+      this.byRoom.set(room, (s = new Set()));
+      created = this.opts.onRoomCreated?.(room);
+    }
     s.add(ws);
+    return created;
   }
 
   private leave(ws: WebSocket<RpcUserData>, room: string) {
     ws.getUserData().rooms.delete(room);
     const s = this.byRoom.get(room);
     s?.delete(ws);
-    if (s && !s.size) this.byRoom.delete(room);
+    if (s && !s.size) {
+      this.byRoom.delete(room);
+      this.opts.onRoomDeleted?.(room);
+    }
   }
 
   private async onMessage(ws: WebSocket<RpcUserData>, text: string): Promise<void> {
@@ -299,19 +311,24 @@ export class JsonRpcServer {
         return;
       }
       const after: (() => Promise<void>)[] = [];
-      const replies = parsed.map((r) => this.handle(ws, r, after)).filter((r): r is Json => r !== undefined);
+      const recorded: Promise<void>[] = [];
+      const replies = parsed.map((r) => this.handle(ws, r, after, recorded)).filter((r): r is Json => r !== undefined);
+      await Promise.all(recorded);
       if (replies.length) this.send(ws, JSON.stringify(replies));
       for (const f of after) await f();
       return;
     }
     const after: (() => Promise<void>)[] = [];
-    const reply = this.handle(ws, parsed, after);
+    const recorded: Promise<void>[] = [];
+    const reply = this.handle(ws, parsed, after, recorded);
+    // a subscription is acknowledged once its room is recorded (a publisher elsewhere then builds its messages)
+    await Promise.all(recorded);
     if (reply) this.send(ws, JSON.stringify(reply));
     for (const f of after) await f();
   }
 
   /** One request: its reply (undefined for a notification); catch-up work to run after the reply goes to `after`. */
-  private handle(ws: WebSocket<RpcUserData>, req: unknown, after: (() => Promise<void>)[]): Json | undefined {
+  private handle(ws: WebSocket<RpcUserData>, req: unknown, after: (() => Promise<void>)[], recorded: Promise<void>[]): Json | undefined {
     const r = req as Json;
     const id = r && typeof r === 'object' && !Array.isArray(r) && ('id' in r) ? (r.id as unknown) : undefined;
     try {
@@ -327,7 +344,10 @@ export class JsonRpcServer {
         const cursor = params?.cursor;
         if (cursor !== undefined && !(typeof cursor === 'string' && /^\d+$/.test(cursor))) throw invalidParams('invalid cursor');
         if (typeof cursor === 'string') after.push(() => this.catchUp(ws, room, cursor));
-        else this.join(ws, room);
+        else {
+          const p = this.join(ws, room);
+          if (p) recorded.push(p);
+        }
       } else {
         this.leave(ws, room);
       }
@@ -348,7 +368,7 @@ export class JsonRpcServer {
     for (;;) {
       const target = this.lastSeen();
       if (sent >= target) {
-        if (this.all.has(ws)) this.join(ws, room);
+        if (this.all.has(ws)) void this.join(ws, room);
         return;
       }
       const msgs = (await messagesAfter(this.opts.sql, sent.toString(), [room])).filter((m) => BigInt(m.seq) <= target);

@@ -26,7 +26,9 @@ import { lookupTx } from '../api/routes/txs.js';
 import { addressTxWithTransfers, stxBalance } from '../api/routes/addresses.js';
 import type { BlockDbRow } from '../api/serialize-blocks.js';
 import { ABI_SUBQUERY, isoTime, mempoolTxJson, type MempoolDbRow, type TxDbRow } from '../api/serialize.js';
+import { createHash } from 'node:crypto';
 import { rooms } from './topics.js';
+import { ALL_ROOMS, type RoomFilter } from './interest.js';
 
 /** One message for one room. The Socket.IO event name is `event` (the room name, or `reorg`). */
 export interface PushMessage {
@@ -118,12 +120,42 @@ export function microblockJson(m: MicroblockDbRow, parentBlockHash: string, txs:
   };
 }
 
-/** Last published payload per room (to publish only changes). */
-async function lastPayloads(sql: Sql, roomNames: string[]): Promise<Map<string, string>> {
-  if (!roomNames.length) return new Map();
+/**
+ * The last payload seen per room, as a digest (bounded, oldest forgotten first): what decides whether a tx or a
+ * balance changed. Rooms nobody follows are remembered too (their messages are built but not stored), so a change is
+ * judged against the tx's previous state, not against the last state someone happened to receive.
+ */
+export class PayloadMemo {
+  private readonly map = new Map<string, string>();
+  constructor(private readonly max = 200_000) {}
+  get(room: string): string | undefined {
+    return this.map.get(room);
+  }
+  set(room: string, args: unknown[]): void {
+    this.map.delete(room);
+    this.map.set(room, digest(args));
+    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
+  }
+}
+
+function digest(args: unknown[]): string {
+  return createHash('sha1').update(JSON.stringify(args)).digest('base64');
+}
+
+/** Digest of the last payload per room (to publish only changes): remembered, else the last one stored. */
+async function lastPayloads(sql: Sql, roomNames: string[], memo?: PayloadMemo): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const missing: string[] = [];
+  for (const r of roomNames) {
+    const d = memo?.get(r);
+    if (d !== undefined) out.set(r, d);
+    else missing.push(r);
+  }
+  if (!missing.length) return out;
   const rows = await sql<{ room: string; args: unknown[] }[]>`
-    SELECT DISTINCT ON (room) room, args FROM push_messages WHERE room = ANY(${roomNames}) ORDER BY room, seq DESC`;
-  return new Map(rows.map((r) => [r.room, JSON.stringify(r.args)]));
+    SELECT DISTINCT ON (room) room, args FROM push_messages WHERE room = ANY(${missing}) ORDER BY room, seq DESC`;
+  for (const r of rows) out.set(r.room, digest(r.args));
+  return out;
 }
 
 function uniq<T>(xs: T[]): T[] {
@@ -142,8 +174,15 @@ export async function buildMessages(
   log: Sql = sql,
   /** receives the `reorg` and `block` messages of a block as soon as they are built, before the slower rest */
   early?: (msgs: PushMessage[]) => Promise<void>,
+  /**
+   * rooms: what is worth building (messages for other rooms may still be returned; the caller filters); memo: the
+   * last payloads (see PayloadMemo), updated with what this change sets
+   */
+  opts: { rooms?: RoomFilter; memo?: PayloadMemo } = {},
 ): Promise<PushMessage[]> {
   const { update: u, result } = c;
+  const want = opts.rooms ?? ALL_ROOMS;
+  const memo = opts.memo;
   const out: PushMessage[] = [];
   let candidates: string[] = [];
   let balanceHeight: { height: number; burnHeight: number } | undefined;
@@ -154,7 +193,7 @@ export async function buildMessages(
       if (u.block.block_height <= 1) return [];
       const [b] = await sql<BlockDbRow[]>`SELECT * FROM blocks WHERE index_block_hash = ${u.block.index_block_hash}`;
       if (!b) return [];
-      if (result.orphanedBlocks.length) {
+      if (result.orphanedBlocks.length && want.wants(rooms.block)) {
         const tip = await chainTip(sql);
         out.push({
           room: rooms.block,
@@ -167,13 +206,15 @@ export async function buildMessages(
           ],
         });
       }
-      out.push({
-        room: rooms.block,
-        event: rooms.block,
-        args: [await v1SingleBlockJson(sql, b)],
-        meta: { height: b.block_height, index_block_hash: b.index_block_hash },
-      });
-      if (early) await early(out.splice(0));
+      if (want.wants(rooms.block)) {
+        out.push({
+          room: rooms.block,
+          event: rooms.block,
+          args: [await v1SingleBlockJson(sql, b)],
+          meta: { height: b.block_height, index_block_hash: b.index_block_hash },
+        });
+      }
+      if (early && out.length) await early(out.splice(0));
       const moved = [...result.orphanedBlocks, ...result.restoredBlocks];
       const movedTxs = moved.length
         ? await sql<{ tx_id: string }[]>`
@@ -195,7 +236,7 @@ export async function buildMessages(
       const txRows = await sql<{ microblock_hash: string; tx_id: string }[]>`
         SELECT microblock_hash, tx_id FROM txs WHERE microblock_hash = ANY(${hashes}) AND index_block_hash = ''
         ORDER BY tx_index DESC`;
-      for (const m of mbs) {
+      for (const m of want.wants(rooms.microblock) ? mbs : []) {
         const txs = txRows.filter((t) => t.microblock_hash === m.microblock_hash).map((t) => t.tx_id);
         out.push({ room: rooms.microblock, event: rooms.microblock, args: [microblockJson(m, parent?.block_hash ?? '', txs)] });
       }
@@ -210,7 +251,7 @@ export async function buildMessages(
     default:
       return [];
   }
-  if (!candidates.length) return out;
+  if (!candidates.length || !TX_ROOM_KINDS.some((k) => want.wantsKind(k))) return out;
 
   // Current shape of every candidate tx; only those whose room would see something new count as changed.
   const shapes = new Map<string, Record<string, unknown>>();
@@ -224,8 +265,9 @@ export async function buildMessages(
     const tx = looked[i];
     if (tx) shapes.set(id, tx);
   });
-  const last = await lastPayloads(log, [...shapes.keys()].map(rooms.transaction));
-  const changed = [...shapes.keys()].filter((id) => last.get(rooms.transaction(id)) !== JSON.stringify([shapes.get(id)]));
+  const last = await lastPayloads(log, [...shapes.keys()].map(rooms.transaction), memo);
+  const changed = [...shapes.keys()].filter((id) => last.get(rooms.transaction(id)) !== digest([shapes.get(id)]));
+  for (const id of changed) memo?.set(rooms.transaction(id), [shapes.get(id)]);
   if (!changed.length) return out;
 
   // Mempool entries and exits.
@@ -301,7 +343,11 @@ export async function buildMessages(
     note(s.sender_address as string, undefined);
   }
 
-  if (balanceHeight) {
+  // the per-principal reads (balance, STX flows) only for principals someone follows
+  const followed = principalsOrder.filter((p) => want.wants(rooms.addressTransaction(p)) || want.wants(rooms.addressStxBalance(p)));
+  principalsOrder.length = 0;
+  principalsOrder.push(...followed);
+  if (balanceHeight && principalsOrder.length) {
     const bh = balanceHeight;
     // every read at once (pipelined), then the messages in the reference's order
     const sortedTxs = principalsOrder.map((p) =>
@@ -309,7 +355,7 @@ export async function buildMessages(
     );
     const [balanceList, lastBalance, fulls] = await Promise.all([
       Promise.all(principalsOrder.map((p) => stxBalance(sql, p, bh.height, bh.burnHeight, false))),
-      lastPayloads(log, principalsOrder.map(rooms.addressStxBalance)),
+      lastPayloads(log, principalsOrder.map(rooms.addressStxBalance), memo),
       Promise.all(principalsOrder.map((p, i) => Promise.all(sortedTxs[i].map((t) => addressTxWithTransfers(sql, p, t))))),
     ]);
     const balances = new Map<string, unknown>(principalsOrder.map((p, i) => [p, balanceList[i]]));
@@ -335,7 +381,10 @@ export async function buildMessages(
       }
       const room = rooms.addressStxBalance(p);
       const args = [p, balances.get(p)];
-      if (lastBalance.get(room) !== JSON.stringify(args)) out.push({ room, event: room, args });
+      if (lastBalance.get(room) !== digest(args)) {
+        out.push({ room, event: room, args });
+        memo?.set(room, args);
+      }
     }
   }
 
@@ -359,6 +408,19 @@ export async function buildMessages(
   }
   return out;
 }
+
+/** Room kinds whose messages come from the txs of a change (everything but block and microblock). */
+const TX_ROOM_KINDS = [
+  'mempool',
+  'transaction',
+  'address-mempool',
+  'address-transaction',
+  'address-stx-balance',
+  'nft-event',
+  'nft-asset-event',
+  'nft-collection-event',
+  'contract-event',
+];
 
 interface MempoolPrincipals {
   sender_address: string;

@@ -14,7 +14,8 @@ import { isObserverPath, normalizeObserverPath, validateObserverMessage } from '
 import type { IngestResult } from '../store/ingest.js';
 import type { Sql } from '../store/connect.js';
 import type { CommittedMessage, ObserverPipeline } from '../observer/pipeline.js';
-import { buildMessages, type PushMessage } from './messages.js';
+import { buildMessages, PayloadMemo, type PushMessage } from './messages.js';
+import { ALL_ROOMS, type RoomFilter } from './interest.js';
 import { isPushable } from '../chain/types.js';
 import { appendMessages, cursorOf, type PublishedMessage } from './log.js';
 
@@ -96,20 +97,28 @@ export interface PushPublisherOptions {
   snapshots: boolean;
   /** snapshots held open at most (each holds a pooled connection) before the pipeline waits */
   maxInFlight?: number;
+  /** rooms to build messages for (default: every room); see interest.ts */
+  rooms?: RoomFilter;
 }
 
 export class PushPublisher {
   private tail: Promise<unknown> = Promise.resolve();
   private inFlight = 0;
   private readonly waiting: (() => void)[] = [];
+  private readonly memo = new PayloadMemo();
+  private readonly rooms: RoomFilter;
   published = 0;
+  /** committed changes left unpublished because no room was followed */
+  skipped = 0;
 
   constructor(
     private readonly sql: Sql,
     private readonly sinks: PushSink[],
     private readonly log: Logger,
     private readonly opts: PushPublisherOptions = { snapshots: false },
-  ) {}
+  ) {
+    this.rooms = opts.rooms ?? ALL_ROOMS;
+  }
 
   /**
    * Publishes each committed change in commit order, reading the chain as of that commit: the pipeline's listener
@@ -117,9 +126,14 @@ export class PushPublisher {
    * 200 and can send the next message.
    */
   attach(pipeline: ObserverPipeline): void {
-    pipeline.pushOutbox = true;
+    // nobody follows any room: the change is not published at all (no outbox row, no snapshot, nothing built)
+    pipeline.pushOutbox = () => this.rooms.wantsAny();
     pipeline.onCommitted((m) => {
       if (!isPushable(m.update)) return undefined;
+      if (!m.outbox) {
+        this.skipped++;
+        return undefined;
+      }
       return this.opts.snapshots ? this.publishFromSnapshot(m) : this.publishInline(m);
     });
   }
@@ -148,7 +162,7 @@ export class PushPublisher {
         continue;
       }
       const update = messageToUpdate(v, Math.floor(Date.now() / 1000));
-      n += (await this.publish({ path, update, result: { ...r.result, eventId: Number(r.event_id) } })).length;
+      n += (await this.publish({ path, update, result: { ...r.result, eventId: Number(r.event_id) }, outbox: true })).length;
     }
     if (rows.length) this.log.warn({ changes: rows.length, messages: n }, 'push: published changes left unpublished by a previous run');
     return n;
@@ -195,7 +209,8 @@ export class PushPublisher {
     if (eventId === null) return [];
     const all: PublishedMessage[] = [];
     let ord = 0;
-    const flush = async (msgs: PushMessage[], final: boolean) => {
+    const flush = async (built: PushMessage[], final: boolean) => {
+      const msgs = built.filter((x) => this.rooms.wants(x.room));
       const published = await appendMessages(this.sql, eventId, msgs, { ordOffset: ord, final });
       ord += msgs.length;
       if (!published.length) return;
@@ -210,7 +225,7 @@ export class PushPublisher {
       }
     };
     // a block's own message goes out before the tx / address messages are built
-    const rest = await buildMessages(chain, m, this.sql, (early) => flush(early, false));
+    const rest = await buildMessages(chain, m, this.sql, (early) => flush(early, false), { rooms: this.rooms, memo: this.memo });
     await flush(rest, true);
     return all;
   }

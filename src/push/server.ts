@@ -21,6 +21,7 @@ import type { AccessControl } from '../auth/access.js';
 import { invalidRooms, isValidRoom, splitRoomList } from './topics.js';
 import { cursorOf, lastSeq, messagesAfter, type PublishedMessage } from './log.js';
 import { JsonRpcServer } from './jsonrpc.js';
+import type { InterestRecorder } from './interest.js';
 import { redisNames, type PushSink } from './publisher.js';
 
 export interface PushServerOptions {
@@ -39,6 +40,8 @@ export interface PushServerOptions {
   backpressureCheckMs?: number;
   /** rate limits / API keys for new connections (src/auth); omitted: every connection is accepted */
   access?: AccessControl;
+  /** records the rooms this process's clients follow (interest.ts); omitted: nothing is recorded */
+  interest?: InterestRecorder;
 }
 
 /** Counters of one api process (GET /extended/v1/status/push). */
@@ -114,6 +117,17 @@ export class PushServer implements PushSink {
           : createAdapter(opts.redis.pub, opts.redis.sub, { key: names.adapterKey }),
       );
     }
+    const rec = opts.interest;
+    if (rec) {
+      // Socket.IO rooms of this process (the adapter's own bookkeeping; every socket's private room is not a valid room)
+      const adapter = this.io.of('/').adapter;
+      adapter.on('create-room', (room: string) => {
+        if (isValidRoom(room)) void rec.add(room);
+      });
+      adapter.on('delete-room', (room: string) => {
+        if (isValidRoom(room)) rec.remove(room);
+      });
+    }
     this.rpc = new JsonRpcServer(app, {
       sql: opts.sql,
       log: opts.log,
@@ -121,18 +135,27 @@ export class PushServer implements PushSink {
       onSlowConsumer: () => this.counts.slow++,
       access: opts.access,
       onRefused: () => this.counts.refused++,
+      onRoomCreated: rec ? (room) => rec.add(room) : undefined,
+      onRoomDeleted: rec ? (room) => rec.remove(room) : undefined,
     });
     this.rpc.lastSeen = () => this.seen;
 
     this.io.use((socket, next) => {
-      const invalid = invalidRooms(splitRoomList(socket.handshake.query.subscriptions));
+      const list = splitRoomList(socket.handshake.query.subscriptions);
+      const invalid = invalidRooms(list);
       if (invalid.length) return next(new Error(`Invalid topic: ${invalid.join(', ')}`));
       const cursor = (socket.handshake.auth as { cursor?: unknown } | undefined)?.cursor;
       if (cursor !== undefined && !(typeof cursor === 'string' && CURSOR_RE.test(cursor))) {
         return next(new Error('Invalid cursor: expected the decimal string of a message cursor'));
       }
-      if (!opts.access) return next();
-      this.checkAccess(socket).then(next, (err: unknown) => {
+      // the handshake's rooms are recorded before the client is told it is connected
+      const recorded = rec && list.length ? rec.record(list) : undefined;
+      if (!opts.access) {
+        if (recorded) void recorded.then(() => next());
+        else next();
+        return;
+      }
+      Promise.all([this.checkAccess(socket), recorded]).then(([denied]) => next(denied), (err: unknown) => {
         opts.log.error({ err }, 'connection access check failed');
         next(Object.assign(new Error('Service unavailable: the API key store is unreachable'), { data: { status: 503 } }));
       });
@@ -315,6 +338,8 @@ export class PushServer implements PushSink {
         return;
       }
       if (resuming) await resuming;
+      // recorded before the ack: from then on a publisher in any process builds this room's messages
+      await this.opts.interest?.record([room]);
       if (this.kicked.has(socket)) return;
       void socket.join(room);
       cb?.(null);
