@@ -173,6 +173,12 @@ async function setCanonical(tx: Tx, blocks: string[], canonical: boolean) {
   await tx`UPDATE miner_rewards SET canonical = ${canonical} WHERE index_block_hash = ANY(${blocks})`;
 }
 
+/** Adds (+1) or removes (-1) the STX totals of blocks that became / stopped being canonical (sql/0012_stx_totals.sql). */
+function applyStxTotals(tx: Tx, blocks: string[], sign: 1 | -1): Promise<unknown> {
+  if (!blocks.length) return Promise.resolve();
+  return tx`SELECT stx_totals_apply(${blocks}::text[], ${sign}::integer)`;
+}
+
 /**
  * Decides whether the new block is canonical, as the reference does: a block is canonical when it is higher than the
  * canonical tip (so the boot block at height 0 never is, and a second block at the tip height is not). When its parent
@@ -206,6 +212,8 @@ async function placeBlock(
   result.restoredBlocks = branch;
   await setCanonical(tx, result.orphanedBlocks, false);
   await setCanonical(tx, branch, true);
+  await applyStxTotals(tx, result.orphanedBlocks, -1);
+  await applyStxTotals(tx, branch, 1);
   return true;
 }
 
@@ -323,6 +331,8 @@ async function ingestBlock(tx: Tx, path: string, body: string, u: Extract<ChainU
     insertRows(tx, 'miner_rewards', u.minerRewards.map((r) => ({ ...r, canonical }))),
     insertRows(tx, 'microblocks', fromMessage, seq),
   );
+  // after every write of the block (statements run in the order they are started)
+  if (canonical) writes.push(applyStxTotals(tx, [b.index_block_hash], 1));
   let orphanedUnconfirmed: Promise<{ tx_id: string }[]> | undefined;
   if (rejected.length) {
     writes.push(

@@ -52,14 +52,37 @@ export interface StxBalance {
  * The STX balance of `principal` as of stacks height `height` (canonical data only), whose burn reference height
  * (for lock expiry) is `burnHeight`. `withPending` adds the mempool flows.
  */
-export async function stxBalance(
-  sql: Sql,
-  principal: string,
-  height: number,
-  burnHeight: number,
-  withPending: boolean,
-): Promise<StxBalance> {
-  const [sums] = await sql<{ received: string; sent: string; fees: string; rewards: string }[]>`
+type Sums = { received: string; sent: string; fees: string; rewards: string };
+
+/**
+ * The principal's totals up to `height` from stx_totals (sql/0012_stx_totals.sql: every canonical anchored block,
+ * kept by the ingest) plus the unconfirmed microblock rows up to `height`: a few index lookups, however long the
+ * principal's history. Read in one statement with the canonical tip, so both come from one snapshot; undefined when
+ * `height` is below the tip (an until_block query): the caller sums the history instead.
+ */
+async function maintainedSums(sql: Sql, principal: string, height: number): Promise<Sums | undefined> {
+  const [r] = await sql<(Sums & { tip: number })[]>`
+    SELECT
+      (SELECT COALESCE(max(block_height), 0) FROM blocks WHERE canonical) AS tip,
+      (COALESCE((SELECT received FROM stx_totals WHERE principal = ${principal}), 0)
+        + (SELECT COALESCE(SUM(amount), 0) FROM events
+           WHERE index_block_hash = '' AND event_type = 'stx_asset' AND recipient = ${principal} AND canonical
+             AND microblock_canonical AND block_height <= ${height}))::text AS received,
+      (COALESCE((SELECT sent FROM stx_totals WHERE principal = ${principal}), 0)
+        + (SELECT COALESCE(SUM(amount), 0) FROM events
+           WHERE index_block_hash = '' AND event_type = 'stx_asset' AND sender = ${principal} AND canonical
+             AND microblock_canonical AND block_height <= ${height}))::text AS sent,
+      (COALESCE((SELECT fees FROM stx_totals WHERE principal = ${principal}), 0)
+        + (SELECT COALESCE(SUM(fee_rate), 0) FROM txs
+           WHERE index_block_hash = '' AND canonical AND microblock_canonical AND block_height <= ${height}
+             AND ((sender_address = ${principal} AND NOT sponsored) OR (sponsor_address = ${principal} AND sponsored))))::text AS fees,
+      COALESCE((SELECT rewards FROM stx_totals WHERE principal = ${principal}), 0)::text AS rewards`;
+  return r.tip <= height ? r : undefined;
+}
+
+/** The principal's totals up to `height`, summed over its whole history (any height). */
+async function historySums(sql: Sql, principal: string, height: number): Promise<Sums> {
+  const [sums] = await sql<Sums[]>`
     SELECT
       (SELECT COALESCE(SUM(amount), 0) FROM events
         WHERE event_type = 'stx_asset' AND recipient = ${principal} AND canonical AND microblock_canonical
@@ -72,6 +95,17 @@ export async function stxBalance(
           AND canonical AND microblock_canonical AND block_height <= ${height})::text AS fees,
       (SELECT COALESCE(SUM(coinbase_amount + tx_fees_anchored + tx_fees_streamed_confirmed + tx_fees_streamed_produced), 0)
         FROM miner_rewards WHERE recipient = ${principal} AND canonical AND block_height <= ${height})::text AS rewards`;
+  return sums;
+}
+
+export async function stxBalance(
+  sql: Sql,
+  principal: string,
+  height: number,
+  burnHeight: number,
+  withPending: boolean,
+): Promise<StxBalance> {
+  const sums = (await maintainedSums(sql, principal, height)) ?? (await historySums(sql, principal, height));
   const received = BigInt(sums.received);
   const sent = BigInt(sums.sent);
   const fees = BigInt(sums.fees);
