@@ -17,7 +17,9 @@ CREATE TABLE IF NOT EXISTS stx_totals (
   rewards   numeric NOT NULL DEFAULT 0
 );
 
-CREATE OR REPLACE FUNCTION stx_totals_apply(blocks text[], sign integer) RETURNS void LANGUAGE sql AS $$
+CREATE OR REPLACE FUNCTION stx_totals_apply(blocks text[], sign integer) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  -- plpgsql: the statement's plan is cached for the session (a LANGUAGE sql function would plan it on every call)
   INSERT INTO stx_totals AS t (principal, received, sent, fees, rewards)
   SELECT principal, sign * COALESCE(sum(received), 0), sign * COALESCE(sum(sent), 0), sign * COALESCE(sum(fees), 0),
     sign * COALESCE(sum(rewards), 0)
@@ -47,6 +49,7 @@ CREATE OR REPLACE FUNCTION stx_totals_apply(blocks text[], sign integer) RETURNS
     sent = t.sent + EXCLUDED.sent,
     fees = t.fees + EXCLUDED.fees,
     rewards = t.rewards + EXCLUDED.rewards;
+END
 $$;
 
 -- A database ingested before this migration: its totals from what is stored.

@@ -112,6 +112,29 @@ describe('bad observer input changes nothing but the dead-letter table', () => {
   });
 });
 
+describe('mempool messages go to PostgreSQL as SQL literals (one round trip)', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService();
+  });
+  afterAll(async () => svc?.stop());
+
+  it("quotes, backslashes and SQL in a drop message are stored verbatim and run nothing", async () => {
+    const reason = "Replace'By\\Fee'); DROP TABLE txs; --";
+    const body = JSON.stringify({ dropped_txids: ['0x' + 'ab'.repeat(32)], reason, new_txid: null, note: "it's \\'' \\n ; --" });
+    const res = await fetch(svc.observer + '/drop_mempool_tx', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect(res.status).toBe(200);
+    const [row] = await svc.db.sql<{ body: string }[]>`SELECT body FROM event_log WHERE path = '/drop_mempool_tx'`;
+    expect(row.body).toBe(body);
+    const [{ n }] = await svc.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM txs`;
+    expect(n).toBe(0); // the table is still there
+    // the same message again is a duplicate: nothing more stored
+    expect((await fetch(svc.observer + '/drop_mempool_tx', { method: 'POST', headers: { 'content-type': 'application/json' }, body })).status).toBe(200);
+    const [{ m }] = await svc.db.sql<{ m: number }[]>`SELECT count(*)::int AS m FROM event_log WHERE path = '/drop_mempool_tx'`;
+    expect(m).toBe(1);
+  });
+});
+
 /** A TCP relay to PostgreSQL that the test can cut (connections refused, as when the server is down) and restore. */
 async function relay(target: number) {
   const sockets = new Set<net.Socket>();

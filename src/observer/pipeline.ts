@@ -56,6 +56,10 @@ export class ObserverPipeline {
    * true for every pushable change, or a predicate (the publisher skips changes when nobody follows any room).
    */
   pushOutbox: boolean | ((u: ChainUpdate) => boolean) = false;
+  /** changes committed by this pipeline; ANALYZE runs when it reaches `analyzeAt` (see refreshStatistics) */
+  private committed = 0;
+  private analyzeAt = 64;
+  private analyzing = false;
 
   constructor(
     private readonly sql: Sql,
@@ -121,6 +125,7 @@ export class ObserverPipeline {
     const ms = Math.round((performance.now() - started) * 10) / 10;
     if (result.applied) {
       this.log.info(describe(update, ms), `ingested ${path}`);
+      this.refreshStatistics();
       for (const l of this.listeners) {
         try {
           await l({ path, update, result, outbox });
@@ -132,6 +137,22 @@ export class ObserverPipeline {
       this.log.info({ path, ms }, `duplicate ${path} ignored`);
     }
     return { status: 200, body: { result: 'ok' } };
+  }
+
+  /**
+   * A database filled from empty (a node syncing from genesis, import-events) grows much faster than autovacuum
+   * re-analyzes it (once a minute at best): the statements' plans, made when the tables were nearly empty, go on
+   * scanning whole tables. So this pipeline runs ANALYZE itself, in the background, each time its count of committed
+   * changes doubles from 64 up to about a million; past that the tables are big enough for autovacuum's pace.
+   */
+  private refreshStatistics(): void {
+    this.committed++;
+    if (this.committed < this.analyzeAt || this.analyzing || this.analyzeAt > 1 << 20) return;
+    this.analyzeAt *= 2;
+    this.analyzing = true;
+    this.sql`ANALYZE`
+      .catch((err: unknown) => this.log.warn({ err }, 'ANALYZE failed'))
+      .finally(() => (this.analyzing = false));
   }
 
   private async reject(path: string, text: string, reason: string): Promise<ObserverReply> {

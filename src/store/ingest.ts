@@ -97,6 +97,8 @@ export async function ingestMessage(
     const [logged] = await logMessage(sql, path, body);
     return emptyResult(update, logged?.id ?? null);
   }
+  if (update.kind === 'mempool') return ingestMempool(sql, path, body, update, opts.pushOutbox ?? false);
+  if (update.kind === 'drop_mempool') return dropMempool(sql, path, body, update, opts.pushOutbox ?? false);
   let outboxRow: IngestResult | undefined;
   return transaction(
     sql,
@@ -105,12 +107,6 @@ export async function ingestMessage(
       switch (update.kind) {
         case 'block':
           result = await ingestBlock(t, path, body, update);
-          break;
-        case 'mempool':
-          result = await ingestMempool(t, path, body, update);
-          break;
-        case 'drop_mempool':
-          result = await dropMempool(t, path, body, update);
           break;
         case 'microblocks': {
           const [logged] = await logMessage(t, path, body);
@@ -549,36 +545,58 @@ async function ingestBurnBlock(sql: Sql, path: string, body: string, u: Extract<
 // mempool
 
 /**
- * The lock, then one statement: the raw message and the new pending txs (a tx already mined on the canonical chain does
- * not return to the mempool). Pipelined: one round trip plus BEGIN/COMMIT.
+ * A SQL string literal of any text (E'' syntax: backslashes and quotes doubled, whatever standard_conforming_strings
+ * says). For the one-round-trip messages below, whose statements go out as one simple-protocol query (no parameters).
  */
-async function ingestMempool(tx: Tx, path: string, body: string, u: Extract<ChainUpdate, { kind: 'mempool' }>): Promise<IngestResult> {
-  const [, rows] = await Promise.all([
-    tx`SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK})`,
-    tx.unsafe<{ id: number | null; added: string[] }[]>(
-      `WITH log AS (
-         INSERT INTO event_log (path, body_sha256, body) VALUES ($1, $2, $3)
-         ON CONFLICT (path, body_sha256) DO NOTHING RETURNING id, nextval('change_seq')::bigint AS seq
-       ), ins AS (
-         INSERT INTO mempool_txs (tx_id, raw_tx, tx_type, nonce, fee_rate, sender_address, sponsor_address, sponsored,
-           token_transfer_recipient, token_transfer_amount, contract_call_contract_id, smart_contract_contract_id, byte_size,
-           api, receipt_time, receipt_block_height, status, pruned, replaced_by_tx_id, seq)
-         SELECT r.tx_id, r.raw_tx, r.tx_type, r.nonce, r.fee_rate, r.sender_address, r.sponsor_address, r.sponsored,
-           r.token_transfer_recipient, r.token_transfer_amount, r.contract_call_contract_id, r.smart_contract_contract_id,
-           r.byte_size, r.api, r.receipt_time, COALESCE((SELECT max(block_height) FROM blocks WHERE canonical), 0),
-           'pending', false, NULL, log.seq
-         FROM json_populate_recordset(NULL::mempool_txs, $4::text::json) r, log
-         WHERE NOT EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = r.tx_id AND t.canonical AND t.microblock_canonical AND t.index_block_hash <> '')
-         ON CONFLICT (tx_id) DO NOTHING
-         RETURNING tx_id
-       )
-       SELECT (SELECT id FROM log) AS id, ARRAY(SELECT tx_id FROM ins) AS added`,
-      [path, bodySha256(body), body, json(u.txs)],
-      { prepare: true },
-    ),
-  ]);
-  const result = emptyResult(u, rows[0]?.id ?? null);
-  result.txIds.push(...(rows[0]?.added ?? []));
+function literal(s: string): string {
+  return "E'" + s.replace(/\\/g, '\\\\').replace(/'/g, "''") + "'";
+}
+
+/** The push_outbox row of a mempool change, built in SQL from the statement's own results (see ingestMessage). */
+function outboxSql(kind: 'mempool' | 'drop_mempool', idsCte: string): string {
+  return `INSERT INTO push_outbox (event_id, result)
+    SELECT log.id, jsonb_build_object('applied', true, 'eventId', log.id, 'kind', '${kind}', 'orphanedBlocks', '[]'::jsonb,
+      'restoredBlocks', '[]'::jsonb, 'unconfirmedOrphans', '[]'::jsonb,
+      'txIds', COALESCE((SELECT jsonb_agg(tx_id) FROM ${idsCte}), '[]'::jsonb))
+    FROM log`;
+}
+
+/**
+ * One round trip and one (implicit) transaction: a simple-protocol query of two statements, the mempool lock, then the
+ * raw message, the new pending txs (a tx already mined on the canonical chain does not return to the mempool) and the
+ * push_outbox row. The second statement takes its snapshot after the lock is granted, so it sees every block that
+ * committed before.
+ */
+async function ingestMempool(
+  sql: Sql,
+  path: string,
+  body: string,
+  u: Extract<ChainUpdate, { kind: 'mempool' }>,
+  pushOutbox: boolean,
+): Promise<IngestResult> {
+  const results = (await sql.unsafe(
+    `SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK});
+     WITH log AS (
+       INSERT INTO event_log (path, body_sha256, body) VALUES (${literal(path)}, '${bodySha256(body)}', ${literal(body)})
+       ON CONFLICT (path, body_sha256) DO NOTHING RETURNING id, nextval('change_seq')::bigint AS seq
+     ), ins AS (
+       INSERT INTO mempool_txs (tx_id, raw_tx, tx_type, nonce, fee_rate, sender_address, sponsor_address, sponsored,
+         token_transfer_recipient, token_transfer_amount, contract_call_contract_id, smart_contract_contract_id, byte_size,
+         api, receipt_time, receipt_block_height, status, pruned, replaced_by_tx_id, seq)
+       SELECT r.tx_id, r.raw_tx, r.tx_type, r.nonce, r.fee_rate, r.sender_address, r.sponsor_address, r.sponsored,
+         r.token_transfer_recipient, r.token_transfer_amount, r.contract_call_contract_id, r.smart_contract_contract_id,
+         r.byte_size, r.api, r.receipt_time, COALESCE((SELECT max(block_height) FROM blocks WHERE canonical), 0),
+         'pending', false, NULL, log.seq
+       FROM json_populate_recordset(NULL::mempool_txs, ${literal(json(u.txs))}::json) r, log
+       WHERE NOT EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = r.tx_id AND t.canonical AND t.microblock_canonical AND t.index_block_hash <> '')
+       ON CONFLICT (tx_id) DO NOTHING
+       RETURNING tx_id
+     )${pushOutbox ? `, ob AS (${outboxSql('mempool', 'ins')})` : ''}
+     SELECT (SELECT id FROM log) AS id, ARRAY(SELECT tx_id FROM ins) AS added`,
+  )) as unknown as [unknown, { id: number | null; added: string[] }[]];
+  const row = results[1][0];
+  const result = emptyResult(u, row?.id ?? null);
+  result.txIds.push(...(row?.added ?? []));
   return result;
 }
 
@@ -594,21 +612,30 @@ export function dropStatus(reason: string): string {
   return DROP_STATUS[reason] ?? 'dropped_' + reason.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase();
 }
 
-async function dropMempool(tx: Tx, path: string, body: string, u: Extract<ChainUpdate, { kind: 'drop_mempool' }>): Promise<IngestResult> {
-  const [, rows] = await Promise.all([
-    tx`SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK})`,
-    tx<{ id: number | null; dropped: string[] }[]>`
-      WITH log AS (
-        INSERT INTO event_log (path, body_sha256, body) VALUES (${path}, ${bodySha256(body)}, ${body})
-        ON CONFLICT (path, body_sha256) DO NOTHING RETURNING id
-      ), upd AS (
-        UPDATE mempool_txs SET pruned = true, status = ${dropStatus(u.reason)}, replaced_by_tx_id = ${u.newTxId}
-        FROM log WHERE tx_id = ANY(${u.txIds}) AND NOT pruned
-        RETURNING tx_id
-      )
-      SELECT (SELECT id FROM log) AS id, ARRAY(SELECT tx_id FROM upd) AS dropped`,
-  ]);
-  const result = emptyResult(u, rows[0]?.id ?? null);
-  result.txIds.push(...(rows[0]?.dropped ?? []));
+/** One round trip, as ingestMempool: the lock, then the raw message, the dropped txs and the push_outbox row. */
+async function dropMempool(
+  sql: Sql,
+  path: string,
+  body: string,
+  u: Extract<ChainUpdate, { kind: 'drop_mempool' }>,
+  pushOutbox: boolean,
+): Promise<IngestResult> {
+  const ids = `ARRAY[${u.txIds.map(literal).join(', ')}]::text[]`;
+  const results = (await sql.unsafe(
+    `SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK});
+     WITH log AS (
+       INSERT INTO event_log (path, body_sha256, body) VALUES (${literal(path)}, '${bodySha256(body)}', ${literal(body)})
+       ON CONFLICT (path, body_sha256) DO NOTHING RETURNING id
+     ), upd AS (
+       UPDATE mempool_txs SET pruned = true, status = ${literal(dropStatus(u.reason))},
+         replaced_by_tx_id = ${u.newTxId === null ? 'NULL' : literal(u.newTxId)}
+       FROM log WHERE tx_id = ANY(${ids}) AND NOT pruned
+       RETURNING tx_id
+     )${pushOutbox ? `, ob AS (${outboxSql('drop_mempool', 'upd')})` : ''}
+     SELECT (SELECT id FROM log) AS id, ARRAY(SELECT tx_id FROM upd) AS dropped`,
+  )) as unknown as [unknown, { id: number | null; dropped: string[] }[]];
+  const row = results[1][0];
+  const result = emptyResult(u, row?.id ?? null);
+  result.txIds.push(...(row?.dropped ?? []));
   return result;
 }
