@@ -131,6 +131,13 @@ export class PayloadMemo {
   get(room: string): string | undefined {
     return this.map.get(room);
   }
+  delete(room: string): void {
+    this.map.delete(room);
+  }
+  /** Forget everything (changes went by without their payloads being computed). */
+  clear(): void {
+    this.map.clear();
+  }
   set(room: string, args: unknown[]): void {
     this.map.delete(room);
     this.map.set(room, digest(args));
@@ -142,8 +149,12 @@ function digest(args: unknown[]): string {
   return createHash('sha1').update(JSON.stringify(args)).digest('base64');
 }
 
-/** Digest of the last payload per room (to publish only changes): remembered, else the last one stored. */
-async function lastPayloads(sql: Sql, roomNames: string[], memo?: PayloadMemo): Promise<Map<string, string>> {
+/**
+ * Digest of the last payload per room (to publish only changes): remembered, else the last one stored — only when every
+ * room's messages are stored (`stored`); otherwise push_messages may hold an older state of a room nobody followed for a
+ * while, and a room that is not remembered counts as changed.
+ */
+async function lastPayloads(sql: Sql, roomNames: string[], memo: PayloadMemo | undefined, stored: boolean): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const missing: string[] = [];
   for (const r of roomNames) {
@@ -151,7 +162,7 @@ async function lastPayloads(sql: Sql, roomNames: string[], memo?: PayloadMemo): 
     if (d !== undefined) out.set(r, d);
     else missing.push(r);
   }
-  if (!missing.length) return out;
+  if (!missing.length || !stored) return out;
   const rows = await sql<{ room: string; args: unknown[] }[]>`
     SELECT DISTINCT ON (room) room, args FROM push_messages WHERE room = ANY(${missing}) ORDER BY room, seq DESC`;
   for (const r of rows) out.set(r.room, digest(r.args));
@@ -183,6 +194,8 @@ export async function buildMessages(
   const { update: u, result } = c;
   const want = opts.rooms ?? ALL_ROOMS;
   const memo = opts.memo;
+  // push_messages holds every room's last payload only when every room is built
+  const stored = want === ALL_ROOMS;
   const out: PushMessage[] = [];
   let candidates: string[] = [];
   let balanceHeight: { height: number; burnHeight: number } | undefined;
@@ -251,7 +264,12 @@ export async function buildMessages(
     default:
       return [];
   }
-  if (!candidates.length || !TX_ROOM_KINDS.some((k) => want.wantsKind(k))) return out;
+  if (!candidates.length) return out;
+  if (!TX_ROOM_KINDS.some((k) => want.wantsKind(k))) {
+    // these txs' shapes go by uncomputed: what the memo holds may be outdated
+    memo?.clear();
+    return out;
+  }
 
   // Current shape of every candidate tx; only those whose room would see something new count as changed.
   const shapes = new Map<string, Record<string, unknown>>();
@@ -265,7 +283,7 @@ export async function buildMessages(
     const tx = looked[i];
     if (tx) shapes.set(id, tx);
   });
-  const last = await lastPayloads(log, [...shapes.keys()].map(rooms.transaction), memo);
+  const last = await lastPayloads(log, [...shapes.keys()].map(rooms.transaction), memo, stored);
   const changed = [...shapes.keys()].filter((id) => last.get(rooms.transaction(id)) !== digest([shapes.get(id)]));
   for (const id of changed) memo?.set(rooms.transaction(id), [shapes.get(id)]);
   if (!changed.length) return out;
@@ -345,6 +363,8 @@ export async function buildMessages(
 
   // the per-principal reads (balance, STX flows) only for principals someone follows
   const followed = principalsOrder.filter((p) => want.wants(rooms.addressTransaction(p)) || want.wants(rooms.addressStxBalance(p)));
+  // a balance not computed now may change unseen: its remembered value no longer says what a subscriber last got
+  for (const p of principalsOrder) if (!followed.includes(p)) memo?.delete(rooms.addressStxBalance(p));
   principalsOrder.length = 0;
   principalsOrder.push(...followed);
   if (balanceHeight && principalsOrder.length) {
@@ -355,7 +375,7 @@ export async function buildMessages(
     );
     const [balanceList, lastBalance, fulls] = await Promise.all([
       Promise.all(principalsOrder.map((p) => stxBalance(sql, p, bh.height, bh.burnHeight, false))),
-      lastPayloads(log, principalsOrder.map(rooms.addressStxBalance), memo),
+      lastPayloads(log, principalsOrder.map(rooms.addressStxBalance), memo, stored),
       Promise.all(principalsOrder.map((p, i) => Promise.all(sortedTxs[i].map((t) => addressTxWithTransfers(sql, p, t))))),
     ]);
     const balances = new Map<string, unknown>(principalsOrder.map((p, i) => [p, balanceList[i]]));

@@ -132,6 +132,8 @@ export class PushPublisher {
       if (!isPushable(m.update)) return undefined;
       if (!m.outbox) {
         this.skipped++;
+        // the change's payloads go by uncomputed: remembered ones may be outdated
+        this.memo.clear();
         return undefined;
       }
       return this.opts.snapshots ? this.publishFromSnapshot(m) : this.publishInline(m);
