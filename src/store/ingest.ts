@@ -562,6 +562,22 @@ function outboxSql(kind: 'mempool' | 'drop_mempool', idsCte: string): string {
 }
 
 /**
+ * One round trip, one (implicit) transaction: the mempool lock, then `statement`, sent as one simple-protocol query
+ * (so each statement takes its snapshot after the lock is granted). `statement` ends with a SELECT of the message's
+ * event_log `id` (null for a duplicate) and the `ids` of the txs it changed.
+ */
+async function lockedMempoolChange(sql: Sql, u: ChainUpdate, statement: string): Promise<IngestResult> {
+  const results = (await sql.unsafe(`SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK});\n${statement}`)) as unknown as [
+    unknown,
+    { id: number | null; ids: string[] }[],
+  ];
+  const row = results[1][0];
+  const result = emptyResult(u, row?.id ?? null);
+  result.txIds.push(...(row?.ids ?? []));
+  return result;
+}
+
+/**
  * One round trip and one (implicit) transaction: a simple-protocol query of two statements, the mempool lock, then the
  * raw message, the new pending txs (a tx already mined on the canonical chain does not return to the mempool) and the
  * push_outbox row. The second statement takes its snapshot after the lock is granted, so it sees every block that
@@ -574,9 +590,10 @@ async function ingestMempool(
   u: Extract<ChainUpdate, { kind: 'mempool' }>,
   pushOutbox: boolean,
 ): Promise<IngestResult> {
-  const results = (await sql.unsafe(
-    `SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK});
-     WITH log AS (
+  return lockedMempoolChange(
+    sql,
+    u,
+    `WITH log AS (
        INSERT INTO event_log (path, body_sha256, body) VALUES (${literal(path)}, '${bodySha256(body)}', ${literal(body)})
        ON CONFLICT (path, body_sha256) DO NOTHING RETURNING id, nextval('change_seq')::bigint AS seq
      ), ins AS (
@@ -592,12 +609,8 @@ async function ingestMempool(
        ON CONFLICT (tx_id) DO NOTHING
        RETURNING tx_id
      )${pushOutbox ? `, ob AS (${outboxSql('mempool', 'ins')})` : ''}
-     SELECT (SELECT id FROM log) AS id, ARRAY(SELECT tx_id FROM ins) AS added`,
-  )) as unknown as [unknown, { id: number | null; added: string[] }[]];
-  const row = results[1][0];
-  const result = emptyResult(u, row?.id ?? null);
-  result.txIds.push(...(row?.added ?? []));
-  return result;
+     SELECT (SELECT id FROM log) AS id, ARRAY(SELECT tx_id FROM ins) AS ids`,
+  );
 }
 
 const DROP_STATUS: Record<string, string> = {
@@ -621,9 +634,10 @@ async function dropMempool(
   pushOutbox: boolean,
 ): Promise<IngestResult> {
   const ids = `ARRAY[${u.txIds.map(literal).join(', ')}]::text[]`;
-  const results = (await sql.unsafe(
-    `SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK});
-     WITH log AS (
+  return lockedMempoolChange(
+    sql,
+    u,
+    `WITH log AS (
        INSERT INTO event_log (path, body_sha256, body) VALUES (${literal(path)}, '${bodySha256(body)}', ${literal(body)})
        ON CONFLICT (path, body_sha256) DO NOTHING RETURNING id
      ), upd AS (
@@ -632,10 +646,6 @@ async function dropMempool(
        FROM log WHERE tx_id = ANY(${ids}) AND NOT pruned
        RETURNING tx_id
      )${pushOutbox ? `, ob AS (${outboxSql('drop_mempool', 'upd')})` : ''}
-     SELECT (SELECT id FROM log) AS id, ARRAY(SELECT tx_id FROM upd) AS dropped`,
-  )) as unknown as [unknown, { id: number | null; dropped: string[] }[]];
-  const row = results[1][0];
-  const result = emptyResult(u, row?.id ?? null);
-  result.txIds.push(...(row?.dropped ?? []));
-  return result;
+     SELECT (SELECT id FROM log) AS id, ARRAY(SELECT tx_id FROM upd) AS ids`,
+  );
 }
