@@ -1,7 +1,8 @@
 /**
- * stx_totals (sql/0012_stx_totals.sql), the principals' STX totals the ingest keeps up to date, always equals the sum
- * over the canonical anchored chain — through forks, microblock streams, the boot block and re-deliveries — and the
- * balance answer read from it equals the one summed from history.
+ * Growth support in the ingest: stx_totals (sql/0012_stx_totals.sql), the principals' STX totals the ingest keeps up to
+ * date, always equals the sum over the canonical anchored chain — through forks, microblock streams, the boot block and
+ * re-deliveries — and the balance answer read from it equals the one summed from history; and the pipeline re-analyzes
+ * a database that fills from empty.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
@@ -111,6 +112,32 @@ describe('stx_totals', () => {
         expect(below.balance).toMatch(/^-?\d+$/);
       }
     }
+  });
+
+  it('while a database fills from empty, the pipeline runs ANALYZE as its count of stored messages doubles', async () => {
+    await reset();
+    // pg_stat's manual-ANALYZE time (autovacuum's own runs are counted apart, in last_autoanalyze)
+    const analyzed = async () => {
+      await db.sql`SELECT pg_stat_clear_snapshot()`;
+      const [r] = await db.sql<{ t: Date | null }[]>`SELECT last_analyze AS t FROM pg_stat_user_tables WHERE relname = 'txs'`;
+      return r.t;
+    };
+    const before = await analyzed();
+    const pipeline = new ObserverPipeline(db.sql, log);
+    const gen = new ChainGenerator({ blocks: 30, txsPerBlock: 2, seed: 'analyze', forks: false });
+    let n = 0;
+    for await (const m of gen.messages()) {
+      expect((await pipeline.handle(m.path, m.body)).status).toBe(200);
+      n++;
+    }
+    expect(n).toBeGreaterThan(64);
+    let after = await analyzed();
+    for (let i = 0; i < 100 && (after === null || (before !== null && after <= before)); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      after = await analyzed();
+    }
+    expect(after).not.toBeNull();
+    if (before) expect(after!.getTime()).toBeGreaterThan(before.getTime());
   });
 
   it('a database ingested before the migration gets its totals from what is stored', async () => {
