@@ -58,13 +58,10 @@ export async function startPush(
     await view.start();
     closers.push(() => view!.close());
   }
-  let recorder: InterestRecorder | undefined;
-  if (deps.app) {
-    recorder = new InterestRecorder(deps.sql, deps.log, { windowMs: config.pushResumeWindowMs, local: view });
-    closers.push(() => recorder!.close());
-  }
   let server: PushServer | undefined;
   if (deps.app) {
+    const recorder = new InterestRecorder(deps.sql, deps.log, { windowMs: config.pushResumeWindowMs, local: view });
+    closers.push(() => recorder.close());
     server = new PushServer(deps.app, {
       sql: deps.sql,
       log: deps.log,

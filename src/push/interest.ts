@@ -277,11 +277,6 @@ export class InterestRecorder {
     }
   }
 
-  /** Rooms with a subscriber in this process. */
-  get rooms(): number {
-    return this.count.size;
-  }
-
   async close(): Promise<void> {
     clearInterval(this.timer);
     await this.flushing;

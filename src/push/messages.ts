@@ -362,24 +362,25 @@ export async function buildMessages(
   }
 
   // the per-principal reads (balance, STX flows) only for principals someone follows
-  const followed = principalsOrder.filter((p) => want.wants(rooms.addressTransaction(p)) || want.wants(rooms.addressStxBalance(p)));
-  // a balance not computed now may change unseen: its remembered value no longer says what a subscriber last got
-  for (const p of principalsOrder) if (!followed.includes(p)) memo?.delete(rooms.addressStxBalance(p));
-  principalsOrder.length = 0;
-  principalsOrder.push(...followed);
-  if (balanceHeight && principalsOrder.length) {
+  const principals: string[] = [];
+  for (const p of principalsOrder) {
+    if (want.wants(rooms.addressTransaction(p)) || want.wants(rooms.addressStxBalance(p))) principals.push(p);
+    // a balance not computed now may change unseen: its remembered value no longer says what a subscriber last got
+    else memo?.delete(rooms.addressStxBalance(p));
+  }
+  if (balanceHeight && principals.length) {
     const bh = balanceHeight;
     // every read at once (pipelined), then the messages in the reference's order
-    const sortedTxs = principalsOrder.map((p) =>
+    const sortedTxs = principals.map((p) =>
       (txsOf.get(p) ?? []).slice().sort((a, b) => b.block_height - a.block_height || b.tx_index - a.tx_index),
     );
     const [balanceList, lastBalance, fulls] = await Promise.all([
-      Promise.all(principalsOrder.map((p) => stxBalance(sql, p, bh.height, bh.burnHeight, false))),
-      lastPayloads(log, principalsOrder.map(rooms.addressStxBalance), memo, stored),
-      Promise.all(principalsOrder.map((p, i) => Promise.all(sortedTxs[i].map((t) => addressTxWithTransfers(sql, p, t))))),
+      Promise.all(principals.map((p) => stxBalance(sql, p, bh.height, bh.burnHeight, false))),
+      lastPayloads(log, principals.map(rooms.addressStxBalance), memo, stored),
+      Promise.all(principals.map((p, i) => Promise.all(sortedTxs[i].map((t) => addressTxWithTransfers(sql, p, t))))),
     ]);
-    const balances = new Map<string, unknown>(principalsOrder.map((p, i) => [p, balanceList[i]]));
-    for (const [pi, p] of principalsOrder.entries()) {
+    const balances = new Map<string, unknown>(principals.map((p, i) => [p, balanceList[i]]));
+    for (const [pi, p] of principals.entries()) {
       const txs = sortedTxs[pi];
       for (const [ti] of txs.entries()) {
         const full = fulls[pi][ti];

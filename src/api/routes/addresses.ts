@@ -64,19 +64,20 @@ async function maintainedSums(sql: Sql, principal: string, height: number): Prom
   const [r] = await sql<(Sums & { tip: number })[]>`
     SELECT
       (SELECT COALESCE(max(block_height), 0) FROM blocks WHERE canonical) AS tip,
-      (COALESCE((SELECT received FROM stx_totals WHERE principal = ${principal}), 0)
+      (COALESCE(t.received, 0)
         + (SELECT COALESCE(SUM(amount), 0) FROM events
            WHERE index_block_hash = '' AND event_type = 'stx_asset' AND recipient = ${principal} AND canonical
              AND microblock_canonical AND block_height <= ${height}))::text AS received,
-      (COALESCE((SELECT sent FROM stx_totals WHERE principal = ${principal}), 0)
+      (COALESCE(t.sent, 0)
         + (SELECT COALESCE(SUM(amount), 0) FROM events
            WHERE index_block_hash = '' AND event_type = 'stx_asset' AND sender = ${principal} AND canonical
              AND microblock_canonical AND block_height <= ${height}))::text AS sent,
-      (COALESCE((SELECT fees FROM stx_totals WHERE principal = ${principal}), 0)
+      (COALESCE(t.fees, 0)
         + (SELECT COALESCE(SUM(fee_rate), 0) FROM txs
            WHERE index_block_hash = '' AND canonical AND microblock_canonical AND block_height <= ${height}
              AND ((sender_address = ${principal} AND NOT sponsored) OR (sponsor_address = ${principal} AND sponsored))))::text AS fees,
-      COALESCE((SELECT rewards FROM stx_totals WHERE principal = ${principal}), 0)::text AS rewards`;
+      COALESCE(t.rewards, 0)::text AS rewards
+    FROM (SELECT 1) AS one LEFT JOIN stx_totals t ON t.principal = ${principal}`;
   return r.tip <= height ? r : undefined;
 }
 
