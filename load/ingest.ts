@@ -112,13 +112,15 @@ function post(url: string, body: string): Promise<number> {
 
 async function run(url: string, lines: Line[]) {
   const perPath = new Map<string, { n: number; total: number; max: number; all: number[] }>();
+  const each: { line: number; path: string; txs: number; ms: number }[] = [];
   const started = performance.now();
   let txs = 0;
-  for (const l of lines) {
+  for (const [i, l] of lines.entries()) {
     const t0 = performance.now();
     const status = await post(url + l.path, l.body);
     if (status !== 200) throw new Error(`${l.path} answered ${status}`);
     const ms = performance.now() - t0;
+    each.push({ line: i + 1, path: l.path, txs: l.txs, ms: Math.round(ms * 100) / 100 });
     const s = perPath.get(l.path) ?? { n: 0, total: 0, max: 0, all: [] };
     s.all.push(ms);
     s.n++;
@@ -128,7 +130,8 @@ async function run(url: string, lines: Line[]) {
     txs += l.txs;
   }
   const seconds = (performance.now() - started) / 1000;
-  return { seconds, messages: lines.length, txs, perPath };
+  const slowest = each.sort((a, b) => b.ms - a.ms).slice(0, 5);
+  return { seconds, messages: lines.length, txs, perPath, slowest };
 }
 
 
@@ -250,6 +253,8 @@ async function main() {
   console.log(`source: ${source}  ${cold ? 'warm ' : ''}runs: ${results.length} (best shown)`);
   console.log(`messages: ${best.messages}  in ${best.seconds.toFixed(2)} s  → ${(best.messages / best.seconds).toFixed(0)} messages/s, ${(best.txs / best.seconds).toFixed(0)} txs/s`);
   console.table(rows);
+  console.log('slowest messages of that run (line of the stream, txs):');
+  console.table(best.slowest);
   mkdirSync('load/results', { recursive: true });
   const out = `load/results/ingest-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
   writeFileSync(out, JSON.stringify({ source, file: args.generate > 0 ? undefined : args.file, cold: cold && { seconds: cold.seconds, messages: cold.messages, txs: cold.txs, perPath: perPathRows(cold) }, runs: results.map((r) => ({ seconds: r.seconds, messages: r.messages, txs: r.txs })), perPath: rows }, null, 2));

@@ -56,6 +56,11 @@ export class ObserverPipeline {
    * true for every pushable change, or a predicate (the publisher skips changes when nobody follows any room).
    */
   pushOutbox: boolean | ((u: ChainUpdate) => boolean) = false;
+  /**
+   * Blocks on the canonical tip go through the one-statement path (sql/0013_ingest_block_fast.sql); false sends every
+   * block through the general transaction (the two write the same rows: test/ingest-fast-path.test.ts).
+   */
+  fastBlocks = true;
   /** changes committed by this pipeline; ANALYZE runs when it reaches `analyzeAt` (see refreshStatistics) */
   private committed = 0;
   private analyzeAt = 64;
@@ -114,7 +119,7 @@ export class ObserverPipeline {
     let result: IngestResult;
     const outbox = isPushable(update) && (typeof this.pushOutbox === 'function' ? this.pushOutbox(update) : this.pushOutbox);
     try {
-      result = await ingestMessage(this.sql, path, text, update, { pushOutbox: outbox });
+      result = await ingestMessage(this.sql, path, text, update, { pushOutbox: outbox, fastBlocks: this.fastBlocks });
     } catch (err) {
       this.log.error({ err, path }, 'observer message not stored (the node will retry)');
       return {

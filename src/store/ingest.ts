@@ -83,13 +83,19 @@ function logMessage(tx: Tx, path: string, body: string) {
     ON CONFLICT (path, body_sha256) DO NOTHING RETURNING id, nextval('change_seq')::bigint AS seq`;
 }
 
+/** How many block messages (this process) went through the one-statement path and through the general transaction. */
+export const blockPaths = { fast: 0, general: 0 };
+
 export async function ingestMessage(
   sql: Sql,
   path: string,
   body: string,
   update: ChainUpdate,
-  /** pushOutbox: record the result in push_outbox in the same transaction (a push publisher is attached) */
-  opts: { pushOutbox?: boolean } = {},
+  /**
+   * pushOutbox: record the result in push_outbox in the same transaction (a push publisher is attached);
+   * fastBlocks (default true): try the one-statement path for a block first (ingestBlockFast)
+   */
+  opts: { pushOutbox?: boolean; fastBlocks?: boolean } = {},
 ): Promise<IngestResult> {
   // Single-statement messages need no explicit transaction (one statement is atomic): one round trip.
   if (update.kind === 'burn_block') return ingestBurnBlock(sql, path, body, update);
@@ -99,6 +105,15 @@ export async function ingestMessage(
   }
   if (update.kind === 'mempool') return ingestMempool(sql, path, body, update, opts.pushOutbox ?? false);
   if (update.kind === 'drop_mempool') return dropMempool(sql, path, body, update, opts.pushOutbox ?? false);
+  if (update.kind === 'block' && opts.fastBlocks !== false) {
+    // The common block (on the canonical tip, nothing to adopt or orphan) in one statement; null: the general path.
+    const fast = await ingestBlockFast(sql, path, body, update, opts.pushOutbox ?? false);
+    if (fast) {
+      blockPaths.fast++;
+      return fast;
+    }
+  }
+  if (update.kind === 'block') blockPaths.general++;
   let outboxRow: IngestResult | undefined;
   return transaction(
     sql,
@@ -233,8 +248,75 @@ function adoptBootBlockTxs(tx: Tx, b: Extract<ChainUpdate, { kind: 'block' }>['b
 }
 
 type MicroblockRef = { microblock_hash: string; microblock_sequence: number; microblock_parent_hash: string; tx_count: number };
+type BlockUpdate = Extract<ChainUpdate, { kind: 'block' }>;
 
-async function ingestBlock(tx: Tx, path: string, body: string, u: Extract<ChainUpdate, { kind: 'block' }>): Promise<IngestResult> {
+/** microblocks rows of the microblocks a block confirms that are not stored yet (burn data from the stream when known) */
+function confirmedMicroblockRows(
+  b: BlockUpdate['block'],
+  confirmed: MicroblockRef[],
+  streamedByHash: ReadonlyMap<string, MicroblockRow>,
+  canonical: boolean,
+): Omit<MicroblockRow, 'seq'>[] {
+  return confirmed.map((m) => {
+    const st = streamedByHash.get(m.microblock_hash);
+    return {
+      microblock_hash: m.microblock_hash,
+      index_block_hash: b.index_block_hash,
+      microblock_sequence: m.microblock_sequence,
+      microblock_parent_hash: m.microblock_parent_hash,
+      parent_index_block_hash: b.parent_index_block_hash,
+      block_height: b.block_height,
+      block_hash: b.block_hash,
+      parent_burn_block_height: st?.parent_burn_block_height ?? b.parent_burn_block_height,
+      parent_burn_block_hash: st?.parent_burn_block_hash ?? b.parent_burn_block_hash,
+      parent_burn_block_time: st?.parent_burn_block_time ?? b.parent_burn_block_time,
+      block_time: st?.block_time ?? b.block_time,
+      tx_count: m.tx_count,
+      microblock_canonical: true,
+      canonical,
+    };
+  });
+}
+
+/**
+ * The common block message in one statement (sql/0013_ingest_block_fast.sql): a new block on the canonical tip whose
+ * parent has no streamed microblocks. Returns null, having written nothing, when the block is anything else (a fork,
+ * a duplicate, the first blocks, a microblock stream to settle): the caller then runs the general transaction.
+ */
+async function ingestBlockFast(sql: Sql, path: string, body: string, u: BlockUpdate, pushOutbox: boolean): Promise<IngestResult | null> {
+  const b = u.block;
+  if (b.block_height <= 1) return null;
+  const canonical = (r: object) => ({ ...r, canonical: true });
+  const microblocks = confirmedMicroblockRows(b, u.confirmedMicroblocks, new Map(), true);
+  const [row] = await sql.unsafe<{ r: { id: number; tx_ids: string[] } | null }[]>(
+    `SELECT ingest_block_fast($1, $2, $3, $4::text::json, $5::text::json, $6::text::json, $7::text::json, $8::text::json,
+       $9::text::json, $10::text[], $11, $12, $13, $14) AS r`,
+    [
+      path,
+      bodySha256(body),
+      body,
+      json(canonical(b)),
+      json(u.txs.map(canonical)),
+      json(u.events.map(canonical)),
+      json(poxEventRows(u.events)),
+      json(u.minerRewards.map(canonical)),
+      json(microblocks),
+      [...new Set(u.txs.map((t) => t.tx_id))],
+      u.pox.pox_v1_unlock_height,
+      u.pox.pox_v2_unlock_height,
+      u.pox.pox_v3_unlock_height,
+      pushOutbox,
+    ] as never[],
+    { prepare: true },
+  );
+  if (!row?.r) return null;
+  const result = emptyResult(u, row.r.id);
+  result.canonicalBlock = b.index_block_hash;
+  result.txIds.push(...row.r.tx_ids);
+  return result;
+}
+
+async function ingestBlock(tx: Tx, path: string, body: string, u: BlockUpdate): Promise<IngestResult> {
   const b = u.block;
   // One round trip: the raw message and every read the block needs (statements are pipelined on the connection).
   const [logged, exists, tipRows, streamed, boot] = await Promise.all([
@@ -272,27 +354,7 @@ async function ingestBlock(tx: Tx, path: string, body: string, u: Extract<ChainU
   const adopted = new Set(adopt);
   const txs: TxRow[] = u.txs.filter((t) => !adopted.has(t.microblock_hash)).map((t) => ({ ...t, canonical }));
   const events: EventRow[] = u.events.filter((e) => !adopted.has(e.microblock_hash)).map((e) => ({ ...e, canonical }));
-  const fromMessage: MicroblockRow[] = [...accepted.values()]
-    .filter((m) => !adopted.has(m.microblock_hash))
-    .map((m) => {
-      const st = streamedByHash.get(m.microblock_hash);
-      return {
-        microblock_hash: m.microblock_hash,
-        index_block_hash: b.index_block_hash,
-        microblock_sequence: m.microblock_sequence,
-        microblock_parent_hash: m.microblock_parent_hash,
-        parent_index_block_hash: b.parent_index_block_hash,
-        block_height: b.block_height,
-        block_hash: b.block_hash,
-        parent_burn_block_height: st?.parent_burn_block_height ?? b.parent_burn_block_height,
-        parent_burn_block_hash: st?.parent_burn_block_hash ?? b.parent_burn_block_hash,
-        parent_burn_block_time: st?.parent_burn_block_time ?? b.parent_burn_block_time,
-        block_time: st?.block_time ?? b.block_time,
-        tx_count: m.tx_count,
-        microblock_canonical: true,
-        canonical,
-      };
-    });
+  const fromMessage = confirmedMicroblockRows(b, [...accepted.values()].filter((m) => !adopted.has(m.microblock_hash)), streamedByHash, canonical);
   // Streamed microblocks of the parent that a canonical block does not accept are orphaned (a microblock fork).
   const rejected = canonical ? streamed.filter((m) => !accepted.has(m.microblock_hash)).map((m) => m.microblock_hash) : [];
 
