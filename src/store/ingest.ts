@@ -218,7 +218,7 @@ async function placeBlock(
     forkHeight = p.block_height - 1;
   }
   const orphaned = await tx<{ index_block_hash: string }[]>`
-    SELECT index_block_hash FROM blocks WHERE canonical AND block_height > ${forkHeight}`;
+    SELECT index_block_hash FROM blocks WHERE canonical AND block_height > ${forkHeight} ORDER BY block_height`;
   result.orphanedBlocks = orphaned.map((r) => r.index_block_hash);
   result.restoredBlocks = branch;
   await setCanonical(tx, result.orphanedBlocks, false);
@@ -606,44 +606,17 @@ async function ingestBurnBlock(sql: Sql, path: string, body: string, u: Extract<
 // ------------------------------------------------------------------------------------------------
 // mempool
 
-/**
- * A SQL string literal of any text (E'' syntax: backslashes and quotes doubled, whatever standard_conforming_strings
- * says). For the one-round-trip messages below, whose statements go out as one simple-protocol query (no parameters).
- */
-function literal(s: string): string {
-  return "E'" + s.replace(/\\/g, '\\\\').replace(/'/g, "''") + "'";
-}
-
-/** The push_outbox row of a mempool change, built in SQL from the statement's own results (see ingestMessage). */
-function outboxSql(kind: 'mempool' | 'drop_mempool', idsCte: string): string {
-  return `INSERT INTO push_outbox (event_id, result)
-    SELECT log.id, jsonb_build_object('applied', true, 'eventId', log.id, 'kind', '${kind}', 'orphanedBlocks', '[]'::jsonb,
-      'restoredBlocks', '[]'::jsonb, 'unconfirmedOrphans', '[]'::jsonb,
-      'txIds', COALESCE((SELECT jsonb_agg(tx_id) FROM ${idsCte}), '[]'::jsonb))
-    FROM log`;
-}
-
-/**
- * One round trip, one (implicit) transaction: the mempool lock, then `statement`, sent as one simple-protocol query
- * (so each statement takes its snapshot after the lock is granted). `statement` ends with a SELECT of the message's
- * event_log `id` (null for a duplicate) and the `ids` of the txs it changed.
- */
-async function lockedMempoolChange(sql: Sql, u: ChainUpdate, statement: string): Promise<IngestResult> {
-  const results = (await sql.unsafe(`SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK});\n${statement}`)) as unknown as [
-    unknown,
-    { id: number | null; ids: string[] }[],
-  ];
-  const row = results[1][0];
-  const result = emptyResult(u, row?.id ?? null);
-  result.txIds.push(...(row?.ids ?? []));
+/** The answer of sql/0015_ingest_mempool.sql's functions: the message's event_log id (null: a duplicate), txs changed. */
+function mempoolResult(u: ChainUpdate, row: { r: { id: number | null; tx_ids: string[] } } | undefined): IngestResult {
+  const result = emptyResult(u, row?.r.id ?? null);
+  result.txIds.push(...(row?.r.tx_ids ?? []));
   return result;
 }
 
 /**
- * One round trip and one (implicit) transaction: a simple-protocol query of two statements, the mempool lock, then the
- * raw message, the new pending txs (a tx already mined on the canonical chain does not return to the mempool) and the
- * push_outbox row. The second statement takes its snapshot after the lock is granted, so it sees every block that
- * committed before.
+ * One round trip and one (implicit) transaction (sql/0015_ingest_mempool.sql): the mempool lock, then the raw message,
+ * the new pending txs (a tx already mined on the canonical chain does not return to the mempool) and the push_outbox
+ * row. The statements after the lock see every block that committed before it.
  */
 async function ingestMempool(
   sql: Sql,
@@ -652,27 +625,12 @@ async function ingestMempool(
   u: Extract<ChainUpdate, { kind: 'mempool' }>,
   pushOutbox: boolean,
 ): Promise<IngestResult> {
-  return lockedMempoolChange(
-    sql,
-    u,
-    `WITH log AS (
-       INSERT INTO event_log (path, body_sha256, body) VALUES (${literal(path)}, '${bodySha256(body)}', ${literal(body)})
-       ON CONFLICT (path, body_sha256) DO NOTHING RETURNING id, nextval('change_seq')::bigint AS seq
-     ), ins AS (
-       INSERT INTO mempool_txs (tx_id, raw_tx, tx_type, nonce, fee_rate, sender_address, sponsor_address, sponsored,
-         token_transfer_recipient, token_transfer_amount, contract_call_contract_id, smart_contract_contract_id, byte_size,
-         api, receipt_time, receipt_block_height, status, pruned, replaced_by_tx_id, seq)
-       SELECT r.tx_id, r.raw_tx, r.tx_type, r.nonce, r.fee_rate, r.sender_address, r.sponsor_address, r.sponsored,
-         r.token_transfer_recipient, r.token_transfer_amount, r.contract_call_contract_id, r.smart_contract_contract_id,
-         r.byte_size, r.api, r.receipt_time, COALESCE((SELECT max(block_height) FROM blocks WHERE canonical), 0),
-         'pending', false, NULL, log.seq
-       FROM json_populate_recordset(NULL::mempool_txs, ${literal(json(u.txs))}::json) r, log
-       WHERE NOT EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = r.tx_id AND t.canonical AND t.microblock_canonical AND t.index_block_hash <> '')
-       ON CONFLICT (tx_id) DO NOTHING
-       RETURNING tx_id
-     )${pushOutbox ? `, ob AS (${outboxSql('mempool', 'ins')})` : ''}
-     SELECT (SELECT id FROM log) AS id, ARRAY(SELECT tx_id FROM ins) AS ids`,
+  const [row] = await sql.unsafe<{ r: { id: number | null; tx_ids: string[] } }[]>(
+    `SELECT ingest_mempool($1, $2, $3, $4::text::json, $5) AS r`,
+    [path, bodySha256(body), body, json(u.txs), pushOutbox] as never[],
+    { prepare: true },
   );
+  return mempoolResult(u, row);
 }
 
 const DROP_STATUS: Record<string, string> = {
@@ -695,19 +653,10 @@ async function dropMempool(
   u: Extract<ChainUpdate, { kind: 'drop_mempool' }>,
   pushOutbox: boolean,
 ): Promise<IngestResult> {
-  const ids = `ARRAY[${u.txIds.map(literal).join(', ')}]::text[]`;
-  return lockedMempoolChange(
-    sql,
-    u,
-    `WITH log AS (
-       INSERT INTO event_log (path, body_sha256, body) VALUES (${literal(path)}, '${bodySha256(body)}', ${literal(body)})
-       ON CONFLICT (path, body_sha256) DO NOTHING RETURNING id
-     ), upd AS (
-       UPDATE mempool_txs SET pruned = true, status = ${literal(dropStatus(u.reason))},
-         replaced_by_tx_id = ${u.newTxId === null ? 'NULL' : literal(u.newTxId)}
-       FROM log WHERE tx_id = ANY(${ids}) AND NOT pruned
-       RETURNING tx_id
-     )${pushOutbox ? `, ob AS (${outboxSql('drop_mempool', 'upd')})` : ''}
-     SELECT (SELECT id FROM log) AS id, ARRAY(SELECT tx_id FROM upd) AS ids`,
+  const [row] = await sql.unsafe<{ r: { id: number | null; tx_ids: string[] } }[]>(
+    `SELECT drop_mempool($1, $2, $3, $4::text[], $5, $6, $7) AS r`,
+    [path, bodySha256(body), body, u.txIds, dropStatus(u.reason), u.newTxId, pushOutbox] as never[],
+    { prepare: true },
   );
+  return mempoolResult(u, row);
 }
