@@ -17,6 +17,10 @@
  *
  *   npm run bench:ingest -- --self --generate 2000 [--txs-per-block 10] [--seed S] [--forks] [--no-mempool]
  *
+ * --floor also replays the stream (one warm-up, then the best of max(1, --warm) runs) against the machine's floor: a uWS
+ * server that parses each message's JSON and INSERTs its raw body, autocommitted, on a fresh database of the same
+ * PostgreSQL (spawnFloor), and prints how close the service comes to it.
+ *
  * --generate N firehoses a synthetic chain of N blocks (load/generate.ts; built in memory before the clock starts, so
  * signing is not measured) instead of a fixture file. The table shows count, mean, p50, p99 and max ms per path.
  */
@@ -41,6 +45,7 @@ interface Args {
   mempool: boolean;
   cpuProf?: string;
   warm: number;
+  floor: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -60,6 +65,7 @@ function parseArgs(argv: string[]): Args {
     mempool: !argv.includes('--no-mempool'),
     cpuProf: get('--cpu-prof'),
     warm: Number(get('--warm') ?? 0),
+    floor: argv.includes('--floor'),
   };
 }
 
@@ -135,6 +141,63 @@ async function run(url: string, lines: Line[]) {
 }
 
 
+
+/**
+ * The machine's floor for a durable observer (--floor): a uWS server in its own process that parses each message's JSON,
+ * writes the raw body with one autocommitted INSERT (postgres.js, the same durable PostgreSQL, lz4 like event_log) and
+ * answers 200 after the COMMIT. No validation, no decoding, no derived rows: no observer can answer faster here.
+ */
+async function spawnFloor(databaseUrl: string): Promise<{ observer: string; stop(): Promise<void> }> {
+  const port = await freePort();
+  const script = `
+    import uWS from 'uWebSockets.js';
+    import postgres from 'postgres';
+    const sql = postgres(process.env.FLOOR_DB, { max: 1, onnotice: () => {} });
+    await sql\`CREATE TABLE IF NOT EXISTS floor_log (id bigserial PRIMARY KEY, path text NOT NULL, body text NOT NULL)\`;
+    await sql\`ALTER TABLE floor_log ALTER COLUMN body SET COMPRESSION lz4\`.catch(() => {});
+    uWS.App().get('/', (res) => res.end('ok')).post('/*', (res, req) => {
+      const path = req.getUrl();
+      const chunks = [];
+      let aborted = false;
+      res.onAborted(() => (aborted = true));
+      res.onData((ab, last) => {
+        chunks.push(Buffer.from(ab.slice(0)));
+        if (!last) return;
+        const body = Buffer.concat(chunks).toString('utf8');
+        JSON.parse(body);
+        sql\`INSERT INTO floor_log (path, body) VALUES (\${path}, \${body})\`.then(
+          () => aborted || res.cork(() => res.writeHeader('content-type', 'application/json').end('{"result":"ok"}')),
+          (err) => aborted || res.cork(() => res.writeStatus('500 Internal Server Error').end(String(err))),
+        );
+      });
+    }).listen('127.0.0.1', Number(process.env.FLOOR_PORT), (s) => { if (!s) process.exit(2); });
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..'),
+    env: { PATH: process.env.PATH ?? '', FLOOR_DB: databaseUrl, FLOOR_PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const observer = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`floor server exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(observer + '/')).ok) break;
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline) throw new Error('floor server did not start');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    observer,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
 
 /** `node dist/src/main.js serve` on `databaseUrl`; resolves once the observer answers GET /. */
 async function spawnService(databaseUrl: string, cpuProf?: string): Promise<{ observer: string; stop(): Promise<void> }> {
@@ -255,9 +318,30 @@ async function main() {
   console.table(rows);
   console.log('slowest messages of that run (line of the stream, txs):');
   console.table(best.slowest);
+  let floor: RunResult | undefined;
+  if (args.floor) {
+    const db = await createBenchDatabase();
+    try {
+      const server = await spawnFloor(db.url);
+      try {
+        for (let w = 0; w <= Math.max(1, args.warm); w++) {
+          const r = await run(server.observer, lines);
+          if (w > 0 && (!floor || r.seconds < floor.seconds)) floor = r;
+        }
+      } finally {
+        await server.stop();
+      }
+    } finally {
+      await db.drop();
+    }
+    console.log(`floor (a uWS server that only parses the JSON and INSERTs the raw body, autocommit; best of ${Math.max(1, args.warm)} after one warm-up):`);
+    console.log(`messages: ${floor!.messages}  in ${floor!.seconds.toFixed(2)} s  → ${(floor!.messages / floor!.seconds).toFixed(0)} messages/s`);
+    console.table(perPathRows(floor!));
+    console.log(`stacks-pulse reaches ${Math.round((floor!.seconds / best.seconds) * 100)}% of the floor's messages/s`);
+  }
   mkdirSync('load/results', { recursive: true });
   const out = `load/results/ingest-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
-  writeFileSync(out, JSON.stringify({ source, file: args.generate > 0 ? undefined : args.file, cold: cold && { seconds: cold.seconds, messages: cold.messages, txs: cold.txs, perPath: perPathRows(cold) }, runs: results.map((r) => ({ seconds: r.seconds, messages: r.messages, txs: r.txs })), perPath: rows }, null, 2));
+  writeFileSync(out, JSON.stringify({ source, file: args.generate > 0 ? undefined : args.file, cold: cold && { seconds: cold.seconds, messages: cold.messages, txs: cold.txs, perPath: perPathRows(cold) }, runs: results.map((r) => ({ seconds: r.seconds, messages: r.messages, txs: r.txs })), perPath: rows, floor: floor && { seconds: floor.seconds, messages: floor.messages, perPath: perPathRows(floor) } }, null, 2));
   console.log(`written ${out}`);
 }
 
