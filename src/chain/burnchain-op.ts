@@ -8,7 +8,14 @@
  *   - a pox-4 `stack_stx` op with a signer key → contract_call `<boot>.pox-4::stack-stx` with the op's 8 arguments;
  *   - an STX lock event → contract_call `<boot>.<lock contract>::stack-stx` (amount-ustx, pox-addr, start-burn-height,
  *     lock-period) built from the tx result, the pox stack-stx event's pox-addr or the stacker's own address;
- *   - a pox `delegate-stx` event → contract_call `::delegate-stx` (from the `delegate_stx` op on pox-4).
+ *   - a pox `delegate-stx` event → contract_call `::delegate-stx` (from the `delegate_stx` op on pox-4);
+ *   - subnet (L2) deposits from the L1 chain, which a subnet node reports with `raw_tx` 0x00 and (for deposits) no
+ *     burnchain_op at all:
+ *       an NFT mint event → contract_call `<asset contract>::deposit-from-burnchain (id, recipient)`, sent by the
+ *       recipient; an FT mint event → the same call with (amount, recipient); an STX mint event → token_transfer of
+ *       the minted amount from the boot address to the recipient; a `register_asset` op with a print event of the
+ *       boot `subnet` contract → contract_call `<boot>.subnet::register-asset-contract` (asset-type, l1-contract,
+ *       l2-contract, burnchain-txid of the print event), sent by the boot address.
  * A tx without any event is skipped (null), as the reference does. Where the reference gives up (throws, which makes
  * it answer 500 and the node retry forever) this module falls back on the `burnchain_op` object, or skips the tx.
  * Pure; no I/O.
@@ -68,6 +75,14 @@ export interface BurnchainOpJson {
     until_burn_height?: number | null;
   };
   pre_stx?: { output?: BurnOpAddress };
+  /** Subnet nodes: an L1 asset contract registered with the subnet. */
+  register_asset?: {
+    asset_type?: string;
+    l1_contract_id?: string;
+    l2_contract_id?: string;
+    burn_header_hash?: string;
+    txid?: string;
+  };
   vote_for_aggregate_key?: {
     sender?: BurnOpAddress;
     aggregate_key?: string;
@@ -290,6 +305,114 @@ function delegateStxFromOp(op: NonNullable<BurnchainOpJson['delegate_stx']>, con
   };
 }
 
+/** A standard (`ST…`) or contract (`ST….name`) principal whose address part is valid. */
+function isPrincipal(p: string | null): p is string {
+  if (!p) return false;
+  const parts = p.split('.');
+  if (parts.length > 2 || (parts.length === 2 && !/^[a-zA-Z]([a-zA-Z0-9]|[-_])*$/.test(parts[1]))) return false;
+  return codec.isValidStacksAddress(parts[0]);
+}
+
+/** The contract id `addr.name` of an asset identifier `addr.name::asset`, or null when malformed. */
+function assetContractId(assetId: string | null): string | null {
+  if (!assetId) return null;
+  const contractId = assetId.split('::')[0];
+  return contractId.split('.').length === 2 && isPrincipal(contractId) ? contractId : null;
+}
+
+/** A serialized Clarity value as normalised hex once the codec has decoded it; null when it does not decode. */
+function decodableClarity(hex: string | null): string | null {
+  if (!hex) return null;
+  try {
+    return normalizeHex(codec.decodeClarityValue(normalizeHex(hex)).hex);
+  } catch {
+    return null;
+  }
+}
+
+/** The `burnchain-txid` buffer of the subnet contract's register-asset print event (a tuple), or null. */
+function registerAssetBurnTxid(rawValue: string | null): string | null {
+  if (!rawValue) return null;
+  try {
+    const v = codec.decodeClarityValue(normalizeHex(rawValue)) as unknown as { type_id: number; data?: Record<string, Obj> };
+    const txid = v.type_id === 12 && v.data ? v.data['burnchain-txid'] : undefined;
+    return txid && txid.type_id === 2 ? hexOrNull(txid.buffer) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The boot contracts a subnet node reports register-asset print events from. */
+const SUBNET_CONTRACT_IDS: readonly string[] = [`${BOOT_ADDRESS.mainnet}.subnet`, `${BOOT_ADDRESS.testnet}.subnet`];
+
+/**
+ * Subnet deposits from the L1 chain, in the reference's order: NFT mint, FT mint, STX mint, then a register_asset op
+ * with the subnet contract's print event. Null when none applies (or its data is malformed).
+ */
+function subnetDepositTx(txId: string, events: readonly BurnOpNodeEvent[], op: BurnchainOpJson): DecodedTx | null {
+  const byType = (t: string) => events.find((e) => e.type === t);
+  const nftMint = byType('nft_mint_event');
+  if (nftMint) {
+    const p = payload(nftMint);
+    const recipient = strOf(p.recipient);
+    const contractId = assetContractId(strOf(p.asset_identifier));
+    const id = decodableClarity(strOf(p.raw_value));
+    if (isPrincipal(recipient) && contractId && id) {
+      return callTx(txId, { sender: recipient, contractId, functionName: 'deposit-from-burnchain', args: [id, cv.principal(recipient)] });
+    }
+  }
+  const ftMint = byType('ft_mint_event');
+  if (ftMint) {
+    const p = payload(ftMint);
+    const recipient = strOf(p.recipient);
+    const contractId = assetContractId(strOf(p.asset_identifier));
+    const amount = intOf(p.amount);
+    if (isPrincipal(recipient) && contractId && amount !== null) {
+      return callTx(txId, {
+        sender: recipient,
+        contractId,
+        functionName: 'deposit-from-burnchain',
+        args: [cv.uint(amount), cv.principal(recipient)],
+      });
+    }
+  }
+  const stxMint = byType('stx_mint_event');
+  if (stxMint) {
+    const p = payload(stxMint);
+    const recipient = strOf(p.recipient);
+    const amount = intOf(p.amount);
+    // the reference sends it from the boot address of the chain's network; that of the recipient here
+    if (isPrincipal(recipient) && amount !== null) {
+      return transferTx(txId, { sender: BOOT_ADDRESS[safeNetwork(recipient)], recipient, amount });
+    }
+  }
+  const reg = op.register_asset;
+  if (isObj(reg)) {
+    const print = events.find((e) => {
+      if (e.type !== 'contract_event') return false;
+      const p = payload(e);
+      return p.topic === 'print' && SUBNET_CONTRACT_IDS.includes(strOf(p.contract_identifier) ?? '');
+    });
+    const assetType = strOf(reg.asset_type);
+    const l1 = strOf(reg.l1_contract_id);
+    const l2 = strOf(reg.l2_contract_id);
+    if (print && (assetType === 'ft' || assetType === 'nft') && isPrincipal(l1) && isPrincipal(l2)) {
+      const p = payload(print);
+      const contractId = strOf(p.contract_identifier)!;
+      const burnTxid = registerAssetBurnTxid(strOf(p.raw_value));
+      if (burnTxid) {
+        return callTx(txId, {
+          sender: contractId.split('.')[0],
+          contractId,
+          functionName: 'register-asset-contract',
+          args: [cv.stringAscii(assetType), cv.principal(l1), cv.principal(l2), cv.buffer(burnTxid)],
+        });
+      }
+    }
+  }
+  return null;
+}
+
 /**
  * The Stacks transaction the reference shows for a burnchain-operation tx (`raw_tx` 0x00), or null when the tx is
  * skipped (no events, or nothing to rebuild it from).
@@ -377,6 +500,10 @@ export function burnchainOpTx(input: BurnchainOpTxInput): DecodedTx | null {
       });
     }
   }
+
+  // 6.-9. subnet deposits / asset registration from the L1 chain
+  const subnet = subnetDepositTx(txId, events, op);
+  if (subnet) return subnet;
 
   // Beyond the reference (which fails here): rebuild from the burnchain_op object itself.
   if (isObj(op.transfer_stx)) {
