@@ -12,6 +12,7 @@
  * a one-line failure naming the offending field, e.g. `body/transactions/0/raw_tx: expected
  * 0x-prefixed hex string` or `body/block_height: required`.
  */
+import { checkClarityValue, MalformedWireError } from '../chain/wire-guard.js';
 import { z } from 'zod';
 
 // ---------------------------------------------------------------------------------------------
@@ -35,6 +36,19 @@ const HEX_MSG = 'expected 0x-prefixed hex string';
 
 /** 0x-prefixed hex string of any (whole-byte) length, e.g. a raw transaction. */
 export const hexString = z.string({ error: expect(HEX_MSG) }).regex(HEX_0X_RE, { error: HEX_MSG });
+
+/**
+ * A serialized Clarity value (0x hex) whose type ids are all known: the native codec spins forever on an unknown one
+ * (src/chain/wire-guard.ts), so such a value is a validation error naming its field.
+ */
+export const clarityHex = hexString.superRefine((v, ctx) => {
+  try {
+    checkClarityValue(v);
+  } catch (err) {
+    if (!(err instanceof MalformedWireError)) throw err;
+    ctx.addIssue({ code: 'custom', message: `not a serialized Clarity value: ${err.message}` });
+  }
+});
 
 /** 0x-prefixed hex string of exactly `bytes` bytes (`bytes * 2` hex digits). */
 export function hexBytes(bytes: number) {
@@ -157,20 +171,20 @@ export const NftTransferEventSchema = obj({
     sender: str,
     recipient: str,
     value: clarityJson,
-    raw_value: hexString,
+    raw_value: clarityHex,
   }),
 });
 
 export const NftMintEventSchema = obj({
   ...eventBase,
   type: z.literal('nft_mint_event'),
-  nft_mint_event: obj({ asset_identifier: str, recipient: str, value: clarityJson, raw_value: hexString }),
+  nft_mint_event: obj({ asset_identifier: str, recipient: str, value: clarityJson, raw_value: clarityHex }),
 });
 
 export const NftBurnEventSchema = obj({
   ...eventBase,
   type: z.literal('nft_burn_event'),
-  nft_burn_event: obj({ asset_identifier: str, sender: str, value: clarityJson, raw_value: hexString }),
+  nft_burn_event: obj({ asset_identifier: str, sender: str, value: clarityJson, raw_value: clarityHex }),
 });
 
 export const ContractEventSchema = obj({
@@ -180,7 +194,7 @@ export const ContractEventSchema = obj({
     contract_identifier: str,
     topic: str,
     value: clarityJson,
-    raw_value: hexString,
+    raw_value: clarityHex,
   }),
 });
 
@@ -274,7 +288,7 @@ const txBase = {
   txid: hash32,
   tx_index: uint,
   raw_tx: hexString,
-  raw_result: hexString,
+  raw_result: clarityHex,
   status: txStatus,
   execution_cost: ExecutionCostSchema,
   /** Null unless the tx deployed a contract. Newer nodes send `contract_interface` instead. */
