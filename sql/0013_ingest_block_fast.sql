@@ -15,6 +15,19 @@
 --
 -- Rows arrive as JSON without `canonical` (txs, events, microblocks, rewards: set in the JSON by the caller) and
 -- without `seq`: json_populate_record[set] fills the keys a row lacks from its base record, which holds the seq.
+-- The push_outbox row of a change stored in one statement (sql/0009_push_outbox.sql): the IngestResult of
+-- src/store/ingest.ts as JSON, for a change with no reorg and no orphaned microblock txs.
+CREATE OR REPLACE FUNCTION push_outbox_record(p_event_id bigint, p_kind text, p_canonical_block text, p_tx_ids text[])
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO push_outbox (event_id, result) VALUES (p_event_id, jsonb_build_object(
+    'applied', true, 'eventId', p_event_id, 'kind', p_kind,
+    'orphanedBlocks', '[]'::jsonb, 'restoredBlocks', '[]'::jsonb, 'unconfirmedOrphans', '[]'::jsonb,
+    'txIds', to_jsonb(p_tx_ids))
+    || CASE WHEN p_canonical_block IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('canonicalBlock', p_canonical_block) END);
+END
+$$;
+
 CREATE OR REPLACE FUNCTION ingest_block_fast(
   p_path text, p_sha text, p_body text,
   p_block json, p_txs json, p_events json, p_pox json, p_rewards json, p_microblocks json,
@@ -92,10 +105,7 @@ BEGIN
   END IF;
 
   IF p_outbox THEN
-    INSERT INTO push_outbox (event_id, result) VALUES (v_id, jsonb_build_object(
-      'applied', true, 'eventId', v_id, 'kind', 'block', 'canonicalBlock', v_hash,
-      'orphanedBlocks', '[]'::jsonb, 'restoredBlocks', '[]'::jsonb, 'unconfirmedOrphans', '[]'::jsonb,
-      'txIds', to_jsonb(v_mined || v_replaced)));
+    PERFORM push_outbox_record(v_id, 'block', v_hash, v_mined || v_replaced);
   END IF;
   RETURN json_build_object('id', v_id, 'tx_ids', v_mined || v_replaced);
 END

@@ -34,9 +34,7 @@ BEGIN
     RETURNING tx_id
   ) SELECT COALESCE(array_agg(tx_id), '{}') INTO v_ids FROM ins;
   IF p_outbox THEN
-    INSERT INTO push_outbox (event_id, result) VALUES (v_id, jsonb_build_object('applied', true, 'eventId', v_id,
-      'kind', 'mempool', 'orphanedBlocks', '[]'::jsonb, 'restoredBlocks', '[]'::jsonb, 'unconfirmedOrphans', '[]'::jsonb,
-      'txIds', to_jsonb(v_ids)));
+    PERFORM push_outbox_record(v_id, 'mempool', NULL, v_ids);
   END IF;
   RETURN json_build_object('id', v_id, 'tx_ids', v_ids);
 END
@@ -64,9 +62,7 @@ BEGIN
     RETURNING tx_id
   ) SELECT COALESCE(array_agg(tx_id), '{}') INTO v_ids FROM upd;
   IF p_outbox THEN
-    INSERT INTO push_outbox (event_id, result) VALUES (v_id, jsonb_build_object('applied', true, 'eventId', v_id,
-      'kind', 'drop_mempool', 'orphanedBlocks', '[]'::jsonb, 'restoredBlocks', '[]'::jsonb, 'unconfirmedOrphans', '[]'::jsonb,
-      'txIds', to_jsonb(v_ids)));
+    PERFORM push_outbox_record(v_id, 'drop_mempool', NULL, v_ids);
   END IF;
   RETURN json_build_object('id', v_id, 'tx_ids', v_ids);
 END
