@@ -606,31 +606,23 @@ async function ingestBurnBlock(sql: Sql, path: string, body: string, u: Extract<
 // ------------------------------------------------------------------------------------------------
 // mempool
 
-/** The answer of sql/0015_ingest_mempool.sql's functions: the message's event_log id (null: a duplicate), txs changed. */
-function mempoolResult(u: ChainUpdate, row: { r: { id: number | null; tx_ids: string[] } } | undefined): IngestResult {
+/**
+ * Calls one of sql/0015_ingest_mempool.sql's functions (one round trip, one implicit transaction: the mempool lock, then
+ * the writes, which see every block committed before the lock). Its answer: the message's event_log id (null for a
+ * duplicate) and the txs it changed.
+ */
+async function mempoolFunction(sql: Sql, u: ChainUpdate, call: string, params: unknown[]): Promise<IngestResult> {
+  const [row] = await sql.unsafe<{ r: { id: number | null; tx_ids: string[] } }[]>(`SELECT ${call} AS r`, params as never[], {
+    prepare: true,
+  });
   const result = emptyResult(u, row?.r.id ?? null);
   result.txIds.push(...(row?.r.tx_ids ?? []));
   return result;
 }
 
-/**
- * One round trip and one (implicit) transaction (sql/0015_ingest_mempool.sql): the mempool lock, then the raw message,
- * the new pending txs (a tx already mined on the canonical chain does not return to the mempool) and the push_outbox
- * row. The statements after the lock see every block that committed before it.
- */
-async function ingestMempool(
-  sql: Sql,
-  path: string,
-  body: string,
-  u: Extract<ChainUpdate, { kind: 'mempool' }>,
-  pushOutbox: boolean,
-): Promise<IngestResult> {
-  const [row] = await sql.unsafe<{ r: { id: number | null; tx_ids: string[] } }[]>(
-    `SELECT ingest_mempool($1, $2, $3, $4::text::json, $5) AS r`,
-    [path, bodySha256(body), body, json(u.txs), pushOutbox] as never[],
-    { prepare: true },
-  );
-  return mempoolResult(u, row);
+/** The raw message, the new pending txs (one already mined on the canonical chain does not return) and the push_outbox row. */
+function ingestMempool(sql: Sql, path: string, body: string, u: Extract<ChainUpdate, { kind: 'mempool' }>, pushOutbox: boolean) {
+  return mempoolFunction(sql, u, 'ingest_mempool($1, $2, $3, $4::text::json, $5)', [path, bodySha256(body), body, json(u.txs), pushOutbox]);
 }
 
 const DROP_STATUS: Record<string, string> = {
@@ -645,18 +637,15 @@ export function dropStatus(reason: string): string {
   return DROP_STATUS[reason] ?? 'dropped_' + reason.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase();
 }
 
-/** One round trip, as ingestMempool: the lock, then the raw message, the dropped txs and the push_outbox row. */
-async function dropMempool(
-  sql: Sql,
-  path: string,
-  body: string,
-  u: Extract<ChainUpdate, { kind: 'drop_mempool' }>,
-  pushOutbox: boolean,
-): Promise<IngestResult> {
-  const [row] = await sql.unsafe<{ r: { id: number | null; tx_ids: string[] } }[]>(
-    `SELECT drop_mempool($1, $2, $3, $4::text[], $5, $6, $7) AS r`,
-    [path, bodySha256(body), body, u.txIds, dropStatus(u.reason), u.newTxId, pushOutbox] as never[],
-    { prepare: true },
-  );
-  return mempoolResult(u, row);
+/** The raw message, the dropped txs (status from the reason, replaced_by when the node names one) and the push_outbox row. */
+function dropMempool(sql: Sql, path: string, body: string, u: Extract<ChainUpdate, { kind: 'drop_mempool' }>, pushOutbox: boolean) {
+  return mempoolFunction(sql, u, 'drop_mempool($1, $2, $3, $4::text[], $5, $6, $7)', [
+    path,
+    bodySha256(body),
+    body,
+    u.txIds,
+    dropStatus(u.reason),
+    u.newTxId,
+    pushOutbox,
+  ]);
 }
