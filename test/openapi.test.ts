@@ -10,7 +10,7 @@ import { parse as parseYaml } from 'yaml';
 import { createApiApp } from '../src/api/app.js';
 import { listen, type Listening } from '../src/http/router.js';
 import { createLogger } from '../src/logger.js';
-import { UNDOCUMENTED_ROUTES } from '../src/api/schemas/operations.js';
+import { UNDOCUMENTED_ROUTES } from '../src/api/endpoints.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 
 type Json = Record<string, any>;

@@ -22,36 +22,17 @@
 import type { Router, HttpRequest } from '../http/router.js';
 import type { HttpResponse } from '../http/response.js';
 import type { Sql } from '../store/connect.js';
+import { allEndpoints } from './endpoints.js';
+import { chainVersion } from '../store/cache-version.js';
 
-/** Routes whose answers depend only on the database's chain/mempool state (and the request). */
-export const ETAG_ROUTES: ReadonlySet<string> = new Set([
-  '/extended',
-  '/extended/v2/blocks',
-  '/extended/v2/blocks/:height_or_hash',
-  '/extended/v1/block',
-  '/extended/v1/block/by_height/:height',
-  '/extended/v1/block/by_burn_block_height/:burn_block_height',
-  '/extended/v1/block/:hash',
-  '/extended/v1/tx/mempool',
-  '/extended/v1/tx/mempool/stats',
-  '/extended/v1/tx/multiple',
-  '/extended/v1/tx/events',
-  '/extended/v1/tx/:tx_id',
-  '/extended/v1/contract/:contract_id/events',
-  '/extended/v1/contract/:contract_id',
-  '/extended/v1/address/:principal/mempool',
-  '/extended/v1/address/:principal/stx',
-  '/extended/v1/address/:principal/:tx_id/with_transfers',
-]);
+/** Routes whose answers depend only on the database's chain/mempool state (and the request): every declared endpoint
+ * whose cache policy is not 'none' (src/api/endpoint.ts). */
+export const ETAG_ROUTES: ReadonlySet<string> = new Set(
+  allEndpoints().filter((e) => e.cachePolicy !== 'none').map((e) => e.path),
+);
 
-/** Hot answers kept in memory: these routes, first page only (no offset or offset 0, no cursor). */
-const HOT_ROUTES: ReadonlySet<string> = new Set([
-  '/extended',
-  '/extended/v2/blocks',
-  '/extended/v2/blocks/:height_or_hash', // only `latest`
-  '/extended/v1/block',
-  '/extended/v1/tx/mempool/stats',
-]);
+/** Hot answers kept in memory: the endpoints declared `cache: 'hot'`, first page only (no offset or offset 0, no cursor). */
+const HOT_ROUTES: ReadonlySet<string> = new Set(allEndpoints().filter((e) => e.cachePolicy === 'hot').map((e) => e.path));
 
 /** As the reference: clients may store the answer but must revalidate it (If-None-Match) before each use. */
 export const CACHE_CONTROL = 'public, no-cache, must-revalidate';
@@ -156,10 +137,7 @@ export class ApiCache {
 
   private async fetchVersion(): Promise<ChainVersion> {
     this.counters.versionQueries++;
-    const [row] = await this.sql<{ token: string; version: number }[]>`
-      SELECT token, version FROM cache_version WHERE id = 1`;
-    if (!row) throw new Error('cache_version row missing (migration 0007_cache.sql not applied?)');
-    const v = { token: row.token, version: Number(row.version) };
+    const v = await chainVersion(this.sql);
     if (!this.lastKnown || this.lastKnown.token !== v.token || this.lastKnown.version < v.version) this.lastKnown = v;
     return v;
   }

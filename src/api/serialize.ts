@@ -125,10 +125,3 @@ export function mempoolTxJson(row: MempoolDbRow, opts: { excludeFunctionArgs?: b
     ...tail,
   };
 }
-
-/** SQL fragment (postgres.js unsafe text) selecting the ABI of the contract a tx calls, as the reference picks it. */
-export const ABI_SUBQUERY = `(
-  SELECT d.contract_abi FROM txs d
-  WHERE d.smart_contract_contract_id = x.contract_call_contract_id AND d.contract_abi IS NOT NULL
-  ORDER BY d.canonical DESC, d.microblock_canonical DESC, d.block_height DESC LIMIT 1
-) AS abi`;

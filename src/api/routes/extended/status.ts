@@ -1,0 +1,86 @@
+/** GET /extended — service status and chain tip; the root and /extended/v1/status redirect to it; push counters. */
+import { endpoint, raw } from '../../endpoint.js';
+import { httpError, json, redirect } from '../../../http/response.js';
+import type { ApiContext } from '../../context.js';
+import { statusRows } from '../../../store/status.js';
+import { StatusResponse, PushStatusResponse } from '../../schemas/blocks.js';
+
+export async function statusJson(ctx: ApiContext): Promise<Record<string, unknown>> {
+  const { pox, tip, microblock } = await statusRows(ctx.sql);
+  const body: Record<string, unknown> = {
+    server_version: ctx.serverVersion,
+    status: 'ready',
+    pox_v1_unlock_height: pox?.pox_v1_unlock_height ?? null,
+    pox_v2_unlock_height: pox?.pox_v2_unlock_height ?? null,
+    pox_v3_unlock_height: pox?.pox_v3_unlock_height ?? null,
+  };
+  if (tip) {
+    const chain_tip: Record<string, unknown> = {
+      block_height: tip.block_height,
+      block_hash: tip.block_hash,
+      index_block_hash: tip.index_block_hash,
+      burn_block_height: tip.burn_block_height,
+    };
+    if (microblock) {
+      chain_tip.microblock_hash = microblock.microblock_hash;
+      chain_tip.microblock_sequence = microblock.microblock_sequence;
+    }
+    body.chain_tip = chain_tip;
+  }
+  return body;
+}
+
+export const statusEndpoints = [
+  endpoint({
+    method: 'GET',
+    path: '/extended',
+    operationId: 'get_status',
+    summary: 'API status',
+    description: 'Server version, status, PoX unlock heights and the chain tip (absent on an empty database).',
+    tags: ['Info'],
+    response: StatusResponse,
+    responseDescription: 'Status',
+    errors: [503],
+    cache: 'hot',
+    handler: (_input, ctx) => statusJson(ctx),
+  }),
+  endpoint({
+    method: 'GET',
+    path: '/',
+    operationId: 'redirect_root',
+    summary: 'Redirects to /extended',
+    tags: ['Info'],
+    redirect: { status: 301, description: 'Moved to /extended' },
+    cache: 'none',
+    handler: () => raw(redirect(301, '/extended')),
+  }),
+  endpoint({
+    method: 'GET',
+    path: '/extended/v1/status',
+    operationId: 'redirect_status',
+    summary: 'Redirects to /extended',
+    tags: ['Info'],
+    redirect: { status: 301, description: 'Moved to /extended' },
+    cache: 'none',
+    handler: () => raw(redirect(301, '/extended')),
+  }),
+  endpoint({
+    method: 'GET',
+    path: '/extended/v1/status/push',
+    operationId: 'get_push_status',
+    summary: 'Real-time push counters',
+    description:
+      'Counters of the api process that answers (each process of a deployment has its own): open Socket.IO and ' +
+      'JSON-RPC connections, messages delivered, newest cursor, slow-consumer disconnects, refused connections and ' +
+      'resumes. Not part of the reference API.',
+    tags: ['Info'],
+    response: PushStatusResponse,
+    responseDescription: 'Counters',
+    errors: [503],
+    cache: 'none',
+    handler: (_input, ctx) => {
+      const m = ctx.pushMetrics?.();
+      return raw(m ? json(200, m, { 'cache-control': 'no-store' }) : httpError(503, 'The real-time push is not running in this process'));
+    },
+  }),
+];
