@@ -155,7 +155,7 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
   },
 ];
 
-export type FamilyLookup = { family: EndpointFamily } | { family?: undefined; error: string };
+export type FamilyLookup = { family: EndpointFamily; error?: undefined } | { family?: undefined; error: string };
 
 /** The one family that owns a request; an error when none or several do. */
 export function familyOf(method: string, request: string): FamilyLookup {
