@@ -13,7 +13,7 @@ import { appendFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { FIXTURES_DIR, goldenExtNames, readFixture, readGoldenExt } from './helpers/fixtures.js';
 import { startTestService, replay, type TestService } from './helpers/service.js';
-import { compareExtAnswer, extRequest, goldenExtContext, type ExtAnswer, type ExtRequest, type GoldenExtEntry } from './helpers/golden-compare.js';
+import { compareExtAnswer, extRequest, goldenExtContext, goldenExtNetwork, type ExtAnswer, type ExtRequest, type GoldenExtEntry } from './helpers/golden-compare.js';
 import { ENDPOINT_FAMILIES, familyOf, type EndpointFamily } from './helpers/golden-families.js';
 import { fetchAnswerChecker, type AnswerCheck } from './helpers/openapi-validate.js';
 
@@ -126,17 +126,21 @@ function referenceAsOurs(e: GoldenExtEntry): ExtAnswer {
   return { status: e.status, location: e.location ?? null, contentType: e.content_type || 'application/json', body: e.body };
 }
 
+let scenariosRun = 0;
 const scenarios = goldenExtNames().filter((n) => n === '_empty-db' || existsSync(path.join(FIXTURES_DIR, 'events', `${n}.tsv`)));
 
 describe('golden-ext comparison rules (no service)', () => {
   const ok = (e: GoldenExtEntry, ours: ExtAnswer, golden: GoldenExtEntry[] = [e]) => compareExtAnswer(e, ours, goldenExtContext(golden));
   const json = (status: number, body: unknown): ExtAnswer => ({ status, location: null, contentType: 'application/json', body });
 
-  it('every reference answer matches itself (its 5xx: a 4xx), and every request has one family', () => {
+  it('every reference answer matches itself (its 5xx: a 4xx), every request has one family, the network is known', () => {
     const bad: string[] = [];
     for (const name of scenarios) {
       const golden = readGoldenExt<GoldenExtEntry[]>(`${name}.json`);
       const ctx = goldenExtContext(golden);
+      // fixtures/README.md: the two mainnet-* streams are mainnet, the rest (and the empty database) testnet
+      const network = goldenExtNetwork(golden);
+      if (network !== (name.startsWith('mainnet-') ? 'mainnet' : 'testnet')) bad.push(`${name}: network ${network}`);
       for (const e of golden) {
         const r = compareExtAnswer(e, referenceAsOurs(e), ctx);
         if (!r.ok || r.tieTolerant) bad.push(`${name} ${JSON.stringify(e.request).slice(0, 200)} → ${r.reason ?? 'tie-tolerant'}`);
@@ -237,7 +241,7 @@ describe('REST conformance with the reference for the families being added (gold
       return `  ${f.name.padEnd(18)} [${f.capability}, ${f.issue}] ${f.state.padEnd(10)} ${t.matched}/${t.total} match (${pct}%)` + (t.tieTolerant ? `, ${t.tieTolerant} up to reference tie order` : '');
     });
     const all = [...summary.values()].reduce((a, t) => ({ matched: a.matched + t.matched, total: a.total + t.total }), { matched: 0, total: 0 });
-    const text = [`golden-ext summary over ${scenarios.length} scenarios: ${all.matched}/${all.total} match`, ...rows].join('\n');
+    const text = [`golden-ext summary over ${scenariosRun} scenarios: ${all.matched}/${all.total} match`, ...rows].join('\n');
     console.log(text);
     if (report) appendFileSync(report, text + '\n');
   });
@@ -245,8 +249,11 @@ describe('REST conformance with the reference for the families being added (gold
   for (const name of scenarios) {
     describe(name, () => {
       let svc: TestService;
+      const golden = readGoldenExt<GoldenExtEntry[]>(`${name}.json`);
       beforeAll(async () => {
-        svc = await startTestService();
+        // the chain id the reference ran with: network identifiers (Rosetta), address versions
+        svc = await startTestService({ STACKS_CHAIN_ID: goldenExtNetwork(golden) });
+        scenariosRun++;
         if (name !== '_empty-db') {
           const statuses = await replay(svc.observer, readFixture(name));
           expect(statuses.every((s) => s === 200)).toBe(true);
@@ -254,7 +261,7 @@ describe('REST conformance with the reference for the families being added (gold
       });
       afterAll(async () => svc?.stop());
       it('answers every golden-ext request of a must-match family like the reference', async () => {
-        const failures = await runScenario(svc, readGoldenExt<GoldenExtEntry[]>(`${name}.json`), name);
+        const failures = await runScenario(svc, golden, name);
         expect(failures).toEqual([]);
       });
     });

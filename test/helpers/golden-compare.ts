@@ -211,6 +211,27 @@ export function extRequest(e: GoldenExtEntry): ExtRequest {
   return typeof e.request === 'string' ? { method: 'GET', path: e.request } : { method: e.request.method.toUpperCase(), path: e.request.path, body: e.request.body };
 }
 
+/**
+ * The network the reference ran the scenario as (golden-ext/README.md: testnet streams with chain id 0x80000000, the
+ * mainnet ones with 0x00000001; the empty database as testnet): its own `POST /rosetta/v1/network/list` answer, else
+ * the principals the requests name (SP/SM mainnet, ST/SN testnet).
+ */
+export function goldenExtNetwork(golden: GoldenExtEntry[]): 'mainnet' | 'testnet' {
+  for (const e of golden) {
+    const r = extRequest(e);
+    const ids = (e.body as { network_identifiers?: { network?: unknown }[] } | null)?.network_identifiers;
+    if (r.method === 'POST' && r.path === '/rosetta/v1/network/list' && e.status === 200 && Array.isArray(ids)) {
+      const n = ids[0]?.network;
+      if (n === 'mainnet' || n === 'testnet') return n;
+    }
+  }
+  for (const e of golden) {
+    const m = /\/(S[PMTN])[0-9A-Z]{20,}/.exec(extRequest(e).path);
+    if (m) return m[1] === 'SP' || m[1] === 'SM' ? 'mainnet' : 'testnet';
+  }
+  return 'testnet';
+}
+
 /** Our answer as received: `body` is the parsed JSON when the text parses, the text otherwise (null when empty). */
 export interface ExtAnswer {
   status: number;
