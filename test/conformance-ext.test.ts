@@ -30,14 +30,22 @@ interface Tally {
 /** family → totals over every scenario run, for the summary */
 const summary = new Map<string, Tally>(ENDPOINT_FAMILIES.map((f) => [f.name, { matched: 0, total: 0, tieTolerant: 0 }]));
 
+/** One request; a broken or hung connection is an answer with status 0 (a mismatch), not the end of the scenario. */
 async function send(api: string, req: ExtRequest): Promise<ExtAnswer> {
-  const init: RequestInit = { method: req.method, redirect: 'manual' };
+  const init: RequestInit = { method: req.method, redirect: 'manual', signal: AbortSignal.timeout(15_000) };
   if (req.method !== 'GET') {
     init.headers = { 'content-type': 'application/json' };
     init.body = JSON.stringify(req.body);
   }
-  const res = await fetch(api + req.path, init);
-  const text = await res.text();
+  let res: Response;
+  let text: string;
+  try {
+    res = await fetch(api + req.path, init);
+    text = await res.text();
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause?.code;
+    return { status: 0, location: null, contentType: null, body: `transport error: ${(err as Error).message}${cause ? ` (${cause})` : ''}` };
+  }
   let body: unknown = null;
   try {
     body = text ? JSON.parse(text) : null;

@@ -435,14 +435,14 @@ export function compareExtAnswer(e: GoldenExtEntry, ours: ExtAnswer, ctx: Golden
       statusOk = clientError;
       want = 'a 4xx (the reference answered ' + e.status + ')';
     }
-    if (!statusOk) return { ok: false, reason: `status ${ours.status}, want ${want}` };
+    if (!statusOk) return { ok: false, reason: `status ${ours.status}${ours.status === 0 ? ` (${String(ours.body)})` : ''}, want ${want}` };
     if (!isJsonError(ours.body, rosetta, e.body)) return { ok: false, reason: `status ${ours.status} but the body is not a JSON error` };
     if (wantCode !== undefined && (ours.body as Record<string, unknown>).code !== wantCode) {
       return { ok: false, reason: `Rosetta code ${JSON.stringify((ours.body as Record<string, unknown>).code)}, want ${wantCode}` };
     }
     return { ok: true };
   }
-  if (ours.status !== e.status) return { ok: false, reason: `status ${ours.status}, want ${e.status}` };
+  if (ours.status !== e.status) return { ok: false, reason: `status ${ours.status}${ours.status === 0 ? ` (${String(ours.body)})` : ''}, want ${e.status}` };
   if (e.status >= 300) return ours.location === (e.location ?? null) ? { ok: true } : { ok: false, reason: `location ${ours.location}, want ${e.location}` };
   if (e.content_type) {
     const media = (ct: string | null | undefined) => (ct ?? '').split(';')[0].trim().toLowerCase();
