@@ -18,8 +18,12 @@ import type { ApiContext } from './context.js';
 
 export type Method = 'GET' | 'POST';
 
-/** How the answer may be cached (src/api/cache.ts): by chain version (ETag), also kept hot in memory, or not at all. */
-export type CachePolicy = 'etag' | 'hot' | 'none';
+/**
+ * How the answer may be cached (src/api/cache.ts): 'etag' — a function of the chain state and the URL: tagged with the
+ * chain version (304 on If-None-Match) and kept in memory for that version; 'none' — not cached (counters, redirects,
+ * answers that need the node).
+ */
+export type CachePolicy = 'etag' | 'none';
 
 export type ErrorStatus = 400 | 404 | 405 | 409 | 500 | 503;
 

@@ -31,7 +31,6 @@ export const blockEndpoints = [
     response: BlockListResponse,
     responseDescription: 'A page of blocks',
     errors: [400, 404, 503],
-    cache: 'hot',
     handler: async ({ query }, { sql }) => {
       const cursor = query.cursor?.toLowerCase();
       const page = await blocks.v2BlockPage(sql, { ...query, cursor });
@@ -57,7 +56,6 @@ export const blockEndpoints = [
     response: Block,
     responseDescription: 'The block',
     errors: [400, 404, 503],
-    cache: 'hot',
     handler: async ({ params }, { sql }) => {
       const b = await blocks.blockByRef(sql, blockRef(params.height_or_hash));
       return b ? blockV2Json(b) : notFound('Block not found');
@@ -75,7 +73,6 @@ export const blockEndpoints = [
     response: LegacyBlockListResponse,
     responseDescription: 'A page of blocks',
     errors: [400, 503],
-    cache: 'hot',
     handler: async ({ query }, { sql }) => {
       const { rows, total } = await blocks.v1BlockList(sql, query);
       const extras = await blocks.v1BlockExtras(sql, rows, false);

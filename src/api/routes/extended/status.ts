@@ -41,7 +41,6 @@ export const statusEndpoints = [
     response: StatusResponse,
     responseDescription: 'Status',
     errors: [503],
-    cache: 'hot',
     handler: (_input, ctx) => statusJson(ctx),
   }),
   endpoint({

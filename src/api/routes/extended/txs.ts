@@ -108,7 +108,6 @@ export const txEndpoints = [
     response: MempoolStatsResponse,
     responseDescription: 'Statistics',
     errors: [503],
-    cache: 'hot',
     handler: async (_input, { sql }) => mempoolStatsJson(await txs.mempoolStatsRows(sql)),
   }),
   endpoint({
