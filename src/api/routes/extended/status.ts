@@ -30,6 +30,20 @@ export async function statusJson(ctx: ApiContext): Promise<Record<string, unknow
   return body;
 }
 
+/** The reference's hidden 301s to /extended. */
+function redirectToStatus(path: string, operationId: string) {
+  return endpoint({
+    method: 'GET',
+    path,
+    operationId,
+    summary: 'Redirects to /extended',
+    tags: ['Info'],
+    redirect: { status: 301, description: 'Moved to /extended' },
+    cache: 'none',
+    handler: () => raw(redirect(301, '/extended')),
+  });
+}
+
 export const statusEndpoints = [
   endpoint({
     method: 'GET',
@@ -43,26 +57,8 @@ export const statusEndpoints = [
     errors: [503],
     handler: (_input, ctx) => statusJson(ctx),
   }),
-  endpoint({
-    method: 'GET',
-    path: '/',
-    operationId: 'redirect_root',
-    summary: 'Redirects to /extended',
-    tags: ['Info'],
-    redirect: { status: 301, description: 'Moved to /extended' },
-    cache: 'none',
-    handler: () => raw(redirect(301, '/extended')),
-  }),
-  endpoint({
-    method: 'GET',
-    path: '/extended/v1/status',
-    operationId: 'redirect_status',
-    summary: 'Redirects to /extended',
-    tags: ['Info'],
-    redirect: { status: 301, description: 'Moved to /extended' },
-    cache: 'none',
-    handler: () => raw(redirect(301, '/extended')),
-  }),
+  redirectToStatus('/', 'redirect_root'),
+  redirectToStatus('/extended/v1/status', 'redirect_status'),
   endpoint({
     method: 'GET',
     path: '/extended/v1/status/push',
