@@ -15,6 +15,8 @@ import { migrate } from './store/migrate.js';
 import { ObserverPipeline } from './observer/pipeline.js';
 import { exportEvents, importEvents } from './replay.js';
 import { runKeysCommand } from './auth/cli.js';
+import { StartupError } from './startup-error.js';
+import { DataDirLockedError } from './store/data-lock.js';
 
 function argValue(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);
@@ -71,7 +73,7 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'migrate': {
-      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command: [command, ...args].join(' ') });
       const applied = await migrate(db.sql);
       log.info({ applied }, applied.length ? 'migrations applied' : 'database is up to date');
       await db.close();
@@ -79,7 +81,7 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'import-events': {
       const file = argValue(args, '--file') ?? usage();
-      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command: [command, ...args].join(' ') });
       try {
         await migrate(db.sql);
         const pipeline = new ObserverPipeline(db.sql, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel));
@@ -92,7 +94,7 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'export-events': {
       const file = argValue(args, '--file') ?? usage();
-      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command: [command, ...args].join(' ') });
       try {
         const n = await exportEvents(db.sql, file);
         log.info({ messages: n, file }, 'export done');
@@ -102,7 +104,7 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'keys': {
-      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command: [command, ...args].join(' ') });
       let code: number;
       try {
         await migrate(db.sql);
@@ -122,6 +124,10 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err) => {
+  if (err instanceof StartupError || err instanceof DataDirLockedError) {
+    process.stderr.write(`stacks-pulse: ${err.message}\n`);
+    process.exit(1);
+  }
   process.stderr.write(`stacks-pulse: ${(err as Error).stack ?? String(err)}\n`);
   process.exit(1);
 });

@@ -17,6 +17,7 @@ import { assertNativeUws } from './http/uws.js';
 import { startPush, type Push } from './push/index.js';
 import { createAccessControl, type Access, type AccessControl } from './auth/index.js';
 import { installNodeProxy, type NodeProxy } from './proxy/index.js';
+import { StartupError } from './startup-error.js';
 
 export interface Service {
   db: Database;
@@ -46,10 +47,18 @@ export function packageVersion(): string {
 
 export async function startService(config: Config, log: Logger): Promise<Service> {
   assertNativeUws();
+  if (config.apiMode !== 'all' && !config.databaseUrl) {
+    // The embedded database belongs to one process: an api process and an ingest process cannot share it.
+    throw new StartupError(
+      `API_MODE=${config.apiMode} needs DATABASE_URL: a split deployment (api and ingest processes) shares one ` +
+        'PostgreSQL server; the embedded database (no DATABASE_URL) only runs with API_MODE=all',
+    );
+  }
   const db = await connectDatabase({
     databaseUrl: config.databaseUrl,
     readUrl: config.databaseReadUrl,
     dataDir: config.dataDir,
+    command: config.apiMode === 'all' ? 'serve' : config.apiMode,
   });
   let observer: ObserverServer | undefined;
   let api: { listening: Listening; app: { close?: () => void }; drained(timeoutMs: number): Promise<void> } | undefined;

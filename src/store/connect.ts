@@ -1,6 +1,7 @@
 import postgres from 'postgres';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { acquireDataDirLock } from './data-lock.js';
 
 export type Sql = postgres.Sql<Record<string, never>>;
 
@@ -19,6 +20,8 @@ export interface ConnectOptions {
   readUrl?: string;
   dataDir: string;
   max?: number;
+  /** What this process is (`serve`, `keys create`, …): written into the embedded data directory's lock. */
+  command?: string;
 }
 
 const common: postgres.Options<Record<string, postgres.PostgresType>> = {
@@ -57,10 +60,22 @@ export async function connectDatabase(opts: ConnectOptions): Promise<Database> {
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
   const dir = path.resolve(opts.dataDir, 'pglite');
   mkdirSync(dir, { recursive: true });
-  const db = await PGlite.create(dir);
-  const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1' });
-  await server.start();
-  const port = pgliteServerPort(server);
+  // PGlite is single-process: this process owns the directory until close() (or exit); a second one stops here.
+  const lock = acquireDataDirLock(opts.dataDir, opts.command);
+  let db: InstanceType<typeof PGlite> | undefined;
+  let server: InstanceType<typeof PGLiteSocketServer> | undefined;
+  let port: number;
+  try {
+    db = await PGlite.create(dir);
+    server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1' });
+    await server.start();
+    port = pgliteServerPort(server);
+  } catch (err) {
+    await server?.stop().catch(() => {});
+    await db?.close().catch(() => {});
+    lock.release();
+    throw err;
+  }
   // PGlite is single-connection: one postgres.js connection, queries queue behind each other.
   const sql = postgres({
     ...common,
@@ -75,9 +90,13 @@ export async function connectDatabase(opts: ConnectOptions): Promise<Database> {
     read: sql,
     kind: 'pglite',
     async close() {
-      await sql.end({ timeout: 5 });
-      await server.stop();
-      await db.close();
+      try {
+        await sql.end({ timeout: 5 });
+        await server!.stop();
+        await db!.close();
+      } finally {
+        lock.release();
+      }
     },
   };
 }
