@@ -21,9 +21,12 @@ export interface Config {
   dataDir: string;
   /** Unset: fan-out stays in-process. */
   redisUrl: string | undefined;
-  /** 0x00000001 (mainnet) or 0x80000000 (testnet). */
-  chainId: number;
-  network: Network;
+  /**
+   * 0x00000001 (mainnet) or 0x80000000 (testnet). Unset: the database keeps the network of the first transaction
+   * it stores (src/chain/network.ts).
+   */
+  chainId: number | undefined;
+  network: Network | undefined;
   apiMode: ApiMode;
   logLevel: LogLevel;
   /** Bytes. */
@@ -186,7 +189,7 @@ const envSchema = z.object({
   DATABASE_READ_URL: envVar(postgresUrl),
   DATA_DIR: envVar(text, './data'),
   REDIS_URL: envVar(redisUrl),
-  STACKS_CHAIN_ID: envVar(chainId, CHAIN_ID_MAINNET),
+  STACKS_CHAIN_ID: envVar(chainId),
   API_MODE: envVar(oneOf(API_MODES), 'all'),
   LOG_LEVEL: envVar(oneOf(LOG_LEVELS), 'info'),
   OBSERVER_BODY_LIMIT: envVar(byteSize, 500 * MB),
@@ -228,7 +231,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: e.DATA_DIR,
     redisUrl: e.REDIS_URL,
     chainId: e.STACKS_CHAIN_ID,
-    network: e.STACKS_CHAIN_ID === CHAIN_ID_MAINNET ? 'mainnet' : 'testnet',
+    network: e.STACKS_CHAIN_ID === undefined ? undefined : e.STACKS_CHAIN_ID === CHAIN_ID_MAINNET ? 'mainnet' : 'testnet',
     apiMode: e.API_MODE,
     logLevel: e.LOG_LEVEL,
     observerBodyLimit: e.OBSERVER_BODY_LIMIT,

@@ -17,6 +17,7 @@ import { exportEvents, importEvents } from './replay.js';
 import { runKeysCommand } from './auth/cli.js';
 import { StartupError } from './startup-error.js';
 import { DataDirLockedError } from './store/data-lock.js';
+import { settleNetwork } from './chain/network.js';
 
 function argValue(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);
@@ -84,7 +85,8 @@ async function main(argv: string[]): Promise<void> {
       const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command: [command, ...args].join(' ') });
       try {
         await migrate(db.sql);
-        const pipeline = new ObserverPipeline(db.sql, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel));
+        const chainId = await settleNetwork(db.sql, config.chainId);
+        const pipeline = new ObserverPipeline(db.sql, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel), { chainId });
         const stats = await importEvents(file, pipeline, log, { tty: process.stderr.isTTY });
         log.info({ messages: stats.messages, ms: stats.ms, rate: Math.round(stats.messages / (stats.ms / 1000)) }, 'import done');
       } finally {

@@ -18,6 +18,7 @@ import { startPush, type Push } from './push/index.js';
 import { createAccessControl, type Access, type AccessControl } from './auth/index.js';
 import { installNodeProxy, type NodeProxy } from './proxy/index.js';
 import { StartupError } from './startup-error.js';
+import { settleNetwork } from './chain/network.js';
 
 export interface Service {
   db: Database;
@@ -68,8 +69,10 @@ export async function startService(config: Config, log: Logger): Promise<Service
   try {
     const applied = await migrate(db.sql);
     if (applied.length) log.info({ applied }, 'migrations applied');
+    // STACKS_CHAIN_ID against the database's recorded network (refuses to start on a mismatch)
+    const chainId = await settleNetwork(db.sql, config.chainId);
     let pipeline: ObserverPipeline | undefined;
-    if (config.apiMode !== 'api') pipeline = new ObserverPipeline(db.sql, log);
+    if (config.apiMode !== 'api') pipeline = new ObserverPipeline(db.sql, log, { chainId });
     // The push publisher is attached (and has published what a previous run left unpublished) before the observer
     // accepts a message: no committed change goes unpublished.
     const startObserver = async () => {

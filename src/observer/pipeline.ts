@@ -9,6 +9,7 @@ import { ingestMessage, recordDeadLetter, type IngestResult } from '../store/ing
 import { isObserverPath, normalizeObserverPath, validateObserverMessage } from './schemas.js';
 import { MessageDecodeError, messageToUpdate } from './to-update.js';
 import { isPushable, type ChainUpdate } from '../chain/types.js';
+import { checkTxNetworks, recordNetwork, recordedNetwork } from '../chain/network.js';
 
 export interface ObserverReply {
   status: number;
@@ -66,10 +67,52 @@ export class ObserverPipeline {
   private analyzeAt = 64;
   private analyzing = false;
 
+  /**
+   * The chain id this database holds (0x00000001 mainnet, 0x80000000 testnet): from STACKS_CHAIN_ID or the database
+   * (settleNetwork at start-up), else adopted from the first transaction stored. undefined: not known yet.
+   */
+  private network: number | undefined;
+  /** whether `network` reflects the database (read lazily when the caller did not settle it) */
+  private networkRead = false;
+
   constructor(
     private readonly sql: Sql,
     private readonly log: Logger,
-  ) {}
+    opts: { chainId?: number } = {},
+  ) {
+    if (opts.chainId !== undefined) {
+      this.network = opts.chainId;
+      this.networkRead = true;
+    }
+  }
+
+  /** The chain id in force (undefined until known). */
+  get chainId(): number | undefined {
+    return this.network;
+  }
+
+  /**
+   * Refuses (with the reason) a message whose transactions belong to another network than the database's; the first
+   * transaction stored in a database of no recorded network records its own. Microblock streams are not checked:
+   * they are applied only on top of a block already accepted (a stream from another chain never builds on our tip).
+   */
+  private async checkNetwork(update: ChainUpdate): Promise<string | undefined> {
+    if (update.kind !== 'block' && update.kind !== 'mempool') return undefined;
+    if (!update.txs.length) return undefined;
+    if (!this.networkRead || this.network === undefined) {
+      this.network = await recordedNetwork(this.sql);
+      this.networkRead = true;
+    }
+    const r = checkTxNetworks(update.txs, this.network);
+    if (r.error) return r.error;
+    if (this.network === undefined && r.network !== undefined) {
+      const recorded = await recordNetwork(this.sql, r.network, `first transaction (${update.txs[0].tx_id})`);
+      this.network = recorded;
+      if (recorded !== r.network) return checkTxNetworks(update.txs, recorded).error;
+      this.log.info({ chain_id: '0x' + recorded.toString(16).padStart(8, '0') }, 'network adopted from the first transaction');
+    }
+    return undefined;
+  }
 
   /**
    * Called after each COMMIT that changed something (never for duplicates). A listener that returns a promise is
@@ -116,6 +159,17 @@ export class ObserverPipeline {
       this.log.warn({ path }, 'unknown observer path: message stored raw');
       update = { kind: 'raw' };
     }
+    let wrongNetwork: string | undefined;
+    try {
+      wrongNetwork = await this.checkNetwork(update);
+    } catch (err) {
+      this.log.error({ err, path }, 'observer message not stored (the node will retry)');
+      return {
+        status: 500,
+        body: { statusCode: 500, error: 'Internal Server Error', message: `not stored: ${(err as Error).message}` },
+      };
+    }
+    if (wrongNetwork) return this.reject(path, text, wrongNetwork);
     let result: IngestResult;
     const outbox = isPushable(update) && (typeof this.pushOutbox === 'function' ? this.pushOutbox(update) : this.pushOutbox);
     try {
