@@ -1,11 +1,8 @@
-#!/usr/bin/env node
 /**
- * stacks-pulse CLI.
- *   serve (default)          observer + REST API (API_MODE decides which)
- *   migrate                  apply sql/ migrations and exit
- *   import-events --file F   replay a node event TSV through the ingest pipeline
- *   export-events --file F   write the raw event log as TSV
- *   keys create --name N [--rpm N] | keys list | keys revoke NAME   API keys (src/auth/cli.ts)
+ * stacks-pulse CLI: `stacks-pulse --help` lists the commands (src/cli.ts holds them, their options and help texts).
+ *   serve (default) | api | ingest   the service (API_MODE decides which parts)
+ *   migrate | import-events | export-events | keys ...   database commands
+ *   replay --file F [--url U]        POST a recorded stream to a running observer, as a node does
  */
 import { loadConfig, ConfigError, type Config } from './config.js';
 import { createLogger } from './logger.js';
@@ -16,25 +13,47 @@ import { ObserverPipeline } from './observer/pipeline.js';
 import { exportEvents, importEvents } from './replay.js';
 import { runKeysCommand } from './auth/cli.js';
 import { StartupError } from './startup-error.js';
+import { parseCommandLine } from './cli.js';
+import { replayToUrl, replaySummary } from './replay-http.js';
+import { packageVersion } from './service.js';
 import { DataDirLockedError } from './store/data-lock.js';
 import { settleNetwork } from './chain/network.js';
 
-function argValue(args: string[], name: string): string | undefined {
-  const i = args.indexOf(name);
-  if (i >= 0) return args[i + 1];
-  const eq = args.find((a) => a.startsWith(name + '='));
-  return eq?.slice(name.length + 1);
-}
-
-function usage(): never {
-  process.stderr.write(
-    'usage: stacks-pulse [serve|migrate|import-events --file F|export-events --file F|keys create --name N [--rpm N]|keys list|keys revoke NAME]\n',
-  );
-  process.exit(2);
-}
-
 async function main(argv: string[]): Promise<void> {
-  const [command = 'serve', ...args] = argv;
+  const parsed = parseCommandLine(argv, packageVersion());
+  if (parsed.kind !== 'run') {
+    (parsed.code === 0 ? process.stdout : process.stderr).write(parsed.text);
+    process.exit(parsed.code);
+  }
+  const { command, options } = parsed;
+  if (command === 'replay') {
+    const url = options.url ?? 'http://127.0.0.1:3700';
+    const giveUp = options['give-up-after'];
+    if (giveUp !== undefined && !/^\d+(\.\d+)?$/.test(giveUp)) {
+      process.stderr.write(`stacks-pulse: replay: --give-up-after: expected a number of seconds, got "${giveUp}"\n`);
+      process.exit(2);
+    }
+    const abort = new AbortController();
+    const onSignal = () => abort.abort();
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    let stats;
+    try {
+      stats = await replayToUrl({
+        file: options.file,
+        url,
+        tty: process.stderr.isTTY,
+        giveUpAfterMs: giveUp === undefined ? undefined : Number(giveUp) * 1000,
+        signal: abort.signal,
+      });
+    } catch (err) {
+      process.stderr.write(`stacks-pulse: replay: ${(err as Error).message}\n`);
+      process.exit(1);
+    }
+    process.stderr.write(replaySummary(stats, url) + '\n');
+    process.exitCode = stats.complete ? 0 : 130;
+    return;
+  }
   let config: Config;
   try {
     config = loadConfig();
@@ -50,7 +69,7 @@ async function main(argv: string[]): Promise<void> {
     case 'serve':
     case 'api':
     case 'ingest': {
-      if (command !== 'serve') config = { ...config, apiMode: command };
+      if (command !== 'serve') config = { ...config, apiMode: command as 'api' | 'ingest' };
       const service = await startService(config, log);
       let stopping = false;
       const stop = async (signal: string) => {
@@ -74,15 +93,15 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'migrate': {
-      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command: [command, ...args].join(' ') });
+      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command });
       const applied = await migrate(db.sql);
       log.info({ applied }, applied.length ? 'migrations applied' : 'database is up to date');
       await db.close();
       return;
     }
     case 'import-events': {
-      const file = argValue(args, '--file') ?? usage();
-      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command: [command, ...args].join(' ') });
+      const file = options.file;
+      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command });
       try {
         await migrate(db.sql);
         const chainId = await settleNetwork(db.sql, config.chainId);
@@ -95,8 +114,8 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'export-events': {
-      const file = argValue(args, '--file') ?? usage();
-      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command: [command, ...args].join(' ') });
+      const file = options.file;
+      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command });
       try {
         const n = await exportEvents(db.sql, file);
         log.info({ messages: n, file }, 'export done');
@@ -105,8 +124,13 @@ async function main(argv: string[]): Promise<void> {
       }
       return;
     }
-    case 'keys': {
-      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command: [command, ...args].join(' ') });
+    case 'keys create':
+    case 'keys list':
+    case 'keys revoke': {
+      const args = [command.slice(5), ...parsed.positionals];
+      if (options.name !== undefined) args.push('--name', options.name);
+      if (options.rpm !== undefined) args.push('--rpm', options.rpm);
+      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command });
       let code: number;
       try {
         await migrate(db.sql);
@@ -121,7 +145,7 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     default:
-      usage();
+      throw new Error(`unhandled command ${command}`);
   }
 }
 

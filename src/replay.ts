@@ -12,12 +12,46 @@ export interface ImportStats {
   ms: number;
 }
 
-function bar(done: number, total: number, rate: number): string {
+export interface Progress {
+  /** 0..1 */
+  fraction: number;
+  /** bytes of the file per second so far */
+  bytesPerSecond: number;
+  /** seconds left at that rate: remaining bytes / bytes per second (same unit); undefined while unknown */
+  etaSeconds: number | undefined;
+}
+
+/** Progress through a file of `totalBytes` after `doneBytes` in `elapsedSeconds`. */
+export function progress(doneBytes: number, totalBytes: number, elapsedSeconds: number): Progress {
+  const fraction = totalBytes > 0 ? Math.min(1, doneBytes / totalBytes) : 1;
+  const bytesPerSecond = elapsedSeconds > 0 ? doneBytes / elapsedSeconds : 0;
+  const etaSeconds = bytesPerSecond > 0 ? Math.max(0, totalBytes - doneBytes) / bytesPerSecond : undefined;
+  return { fraction, bytesPerSecond, etaSeconds };
+}
+
+function formatBytes(n: number): string {
+  if (n >= 1024 * 1024) return `${(n / 1024 / 1024).toFixed(1)} MB`;
+  if (n >= 1024) return `${(n / 1024).toFixed(0)} kB`;
+  return `${n.toFixed(0)} B`;
+}
+
+function formatDuration(s: number): string {
+  const t = Math.round(s);
+  if (t < 60) return `${t}s`;
+  if (t < 3600) return `${Math.floor(t / 60)}m${String(t % 60).padStart(2, '0')}s`;
+  return `${Math.floor(t / 3600)}h${String(Math.floor((t % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+/** `[#####.....] 42.0% 1.2 MB/s ETA 3m05s` — rate and ETA both from bytes of the file. */
+export function progressLine(doneBytes: number, totalBytes: number, elapsedSeconds: number, messages?: number): string {
+  const p = progress(doneBytes, totalBytes, elapsedSeconds);
   const width = 30;
-  const frac = total ? Math.min(1, done / total) : 0;
-  const filled = Math.round(frac * width);
-  const eta = rate > 0 && total ? Math.max(0, (total - done) / rate) : 0;
-  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(frac * 100).toFixed(1)}% ${rate.toFixed(0)} msg/s ETA ${eta.toFixed(0)}s`;
+  const filled = Math.round(p.fraction * width);
+  const msgs = messages === undefined ? '' : ` ${messages} msgs`;
+  return (
+    `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(p.fraction * 100).toFixed(1)}%${msgs} ` +
+    `${formatBytes(p.bytesPerSecond)}/s ETA ${p.etaSeconds === undefined ? '?' : formatDuration(p.etaSeconds)}`
+  );
 }
 
 /**
@@ -49,13 +83,12 @@ export async function importEvents(file: string, pipeline: ObserverPipeline, log
     if (now - lastReport >= (opts.tty ? 200 : 5000)) {
       lastReport = now;
       const rate = messages / ((now - started) / 1000);
-      const byteRate = bytes / ((now - started) / 1000);
-      if (opts.tty) process.stderr.write(`\r${bar(bytes, size, byteRate / Math.max(1, bytes / messages))}   `);
+      if (opts.tty) process.stderr.write(`\r${progressLine(bytes, size, (now - started) / 1000, messages)}   `);
       else log.info({ messages, rate: Math.round(rate), progress: `${((bytes / size) * 100).toFixed(1)}%` }, 'import progress');
     }
   }
   const ms = Date.now() - started;
-  if (opts.tty) process.stderr.write(`\r${bar(1, 1, messages / Math.max(ms / 1000, 0.001))}\n`);
+  if (opts.tty) process.stderr.write(`\r${progressLine(size, size, ms / 1000, messages)}\n`);
   return { messages, failed: 0, ms };
 }
 
