@@ -10,7 +10,7 @@ import { startService } from './service.js';
 import { connectDatabase } from './store/connect.js';
 import { migrate } from './store/migrate.js';
 import { ObserverPipeline } from './observer/pipeline.js';
-import { exportEvents, importEvents } from './replay.js';
+import { exportEvents, importEvents, ImportInterrupted } from './replay.js';
 import { runKeysCommand } from './auth/cli.js';
 import { StartupError } from './startup-error.js';
 import { parseCommandLine } from './cli.js';
@@ -106,8 +106,23 @@ async function main(argv: string[]): Promise<void> {
         await migrate(db.sql);
         const chainId = await settleNetwork(db.sql, config.chainId);
         const pipeline = new ObserverPipeline(db.sql, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel), { chainId });
-        const stats = await importEvents(file, pipeline, log, { tty: process.stderr.isTTY });
-        log.info({ messages: stats.messages, ms: stats.ms, rate: Math.round(stats.messages / (stats.ms / 1000)) }, 'import done');
+        // Ctrl-C: stop after the message in flight (each message is its own committed transaction), then say so.
+        const abort = new AbortController();
+        const onSignal = () => abort.abort();
+        process.once('SIGINT', onSignal);
+        process.once('SIGTERM', onSignal);
+        try {
+          const stats = await importEvents(file, pipeline, log, { tty: process.stderr.isTTY, signal: abort.signal });
+          log.info({ messages: stats.messages, ms: stats.ms, rate: Math.round(stats.messages / (stats.ms / 1000)) }, 'import done');
+        } catch (err) {
+          if (!(err instanceof ImportInterrupted)) throw err;
+          await pipeline.idle();
+          process.stderr.write(
+            `stacks-pulse: import interrupted: the first ${err.stats.lastLine} lines of ${file} (${err.stats.messages} messages) are committed; ` +
+              'run the same command again to continue (messages already stored are skipped, no duplicates)\n',
+          );
+          process.exitCode = 130;
+        }
       } finally {
         await db.close();
       }

@@ -162,6 +162,46 @@ describe('the compiled CLI (real processes)', () => {
     expect(badOpt.stderr).toContain('migrate: unknown option --fast');
   }, 60_000);
 
+  it('import-events: Ctrl-C exits 130 saying what is committed; a re-run continues without duplicates', async () => {
+    const { createTestDatabase } = await import('./helpers/db.js');
+    const db = await createTestDatabase();
+    const dir = mkdtempSync(path.join(tmpdir(), 'sp-sigint-'));
+    try {
+      const lines = readFixture('epoch-3-transition');
+      const file = path.join(dir, 'big.tsv');
+      // the stream, then its messages again (duplicates: no-ops) so the import is still running when Ctrl-C comes
+      const text = lines.map((l) => `${l.id}\t${l.timestamp}\t${l.path}\t${l.body}`).join('\n') + '\n';
+      writeFileSync(file, text.repeat(4));
+      const count = async () => (await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM event_log`)[0].n;
+      const child = spawn(process.execPath, [build.main, 'import-events', '--file', file], {
+        env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, LOG_LEVEL: 'warn' },
+      });
+      let err = '';
+      child.stderr.on('data', (d) => (err += d));
+      const exited = new Promise<number | null>((r) => child.once('exit', r));
+      while ((await count()) === 0) await new Promise((r) => setTimeout(r, 10));
+      child.kill('SIGINT');
+      const code = await exited;
+      expect(code, err).toBe(130);
+      const m = /import interrupted: the first (\d+) lines of .* \((\d+) messages\) are committed; run the same command again to continue/.exec(err);
+      expect(m, err).not.toBeNull();
+      const distinct = new Set(lines.map((l) => `${l.path}\t${l.body}`)).size;
+      const stored = await count();
+      expect(stored).toBeGreaterThan(0);
+      expect(stored).toBe(new Set(lines.slice(0, Number(m![1])).map((l) => `${l.path}\t${l.body}`)).size);
+      const again = spawnSync(process.execPath, [build.main, 'import-events', '--file', file], {
+        env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, LOG_LEVEL: 'warn' },
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
+      expect(again.status, again.stderr).toBe(0);
+      expect(await count()).toBe(distinct);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await db.drop();
+    }
+  }, 180_000);
+
   it('replay --file mocknet.tsv --url <observer> delivers every message to a running service', async () => {
     const svc = await startTestService();
     try {
@@ -176,6 +216,48 @@ describe('the compiled CLI (real processes)', () => {
       expect(n).toBe(new Set(lines.map((l) => `${l.path}\t${l.body}`)).size);
     } finally {
       await svc.stop();
+    }
+  }, 120_000);
+});
+
+describe('import-events', () => {
+  it('mempool txs get the line’s timestamp as receipt_time, so import(export(x)) keeps receipt times', async () => {
+    const { createTestDatabase } = await import('./helpers/db.js');
+    const { ObserverPipeline } = await import('../src/observer/pipeline.js');
+    const { createLogger } = await import('../src/logger.js');
+    const { exportEvents, importEvents, parseTimestamp } = await import('../src/replay.js');
+    expect(parseTimestamp('2022-10-05 16:20:34.244945+00')).toBe(Date.UTC(2022, 9, 5, 16, 20, 34, 244));
+    expect(parseTimestamp('2024-01-02T03:04:05.678Z')).toBe(Date.UTC(2024, 0, 2, 3, 4, 5, 678));
+    expect(parseTimestamp('x')).toBeUndefined();
+    const quiet = createLogger('silent');
+    const a = await createTestDatabase();
+    const b = await createTestDatabase();
+    const dir = mkdtempSync(path.join(tmpdir(), 'sp-import-'));
+    try {
+      const src = path.join(FIXTURES_DIR, 'events/fuzzed-transactions-1.tsv');
+      await importEvents(src, new ObserverPipeline(a.sql, quiet), quiet);
+      const expected = new Map<string, number>();
+      for (const l of readFixture('fuzzed-transactions-1')) {
+        if (l.path !== '/new_mempool_tx') continue;
+        for (const raw of JSON.parse(l.body) as string[]) {
+          expected.set(raw, Math.floor(parseTimestamp(l.timestamp)! / 1000));
+        }
+      }
+      const rows = await a.sql<{ raw_tx: string; receipt_time: number }[]>`SELECT raw_tx, receipt_time FROM mempool_txs`;
+      expect(rows.length).toBeGreaterThan(0);
+      for (const r of rows) {
+        const want = expected.get(r.raw_tx) ?? expected.get(r.raw_tx.replace(/^0x/, ''));
+        if (want !== undefined) expect(r.receipt_time).toBe(want);
+      }
+      expect(rows.filter((r) => expected.has(r.raw_tx)).length).toBeGreaterThan(0);
+      const out = path.join(dir, 'out.tsv');
+      await exportEvents(a.sql, out);
+      await importEvents(out, new ObserverPipeline(b.sql, quiet), quiet);
+      const q = 'SELECT tx_id, receipt_time FROM mempool_txs ORDER BY tx_id';
+      expect(await b.sql.unsafe(q)).toEqual(await a.sql.unsafe(q));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await Promise.all([a.drop(), b.drop()]);
     }
   }, 120_000);
 });

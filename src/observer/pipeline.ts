@@ -128,14 +128,18 @@ export class ObserverPipeline {
     await Promise.all([this.blocks.idle(), this.mempool.idle()]);
   }
 
-  async handle(rawPath: string, body: Buffer | string): Promise<ObserverReply> {
+  /**
+   * `opts.receivedAt` (ms since the epoch): when the node sent the message, for a recorded stream (import-events uses
+   * the TSV's timestamp column); default: now. Mempool txs take it as their receipt_time.
+   */
+  async handle(rawPath: string, body: Buffer | string, opts: { receivedAt?: number } = {}): Promise<ObserverReply> {
     const path = normalizeObserverPath(rawPath);
     const text = typeof body === 'string' ? body : body.toString('utf8');
     const queue = MEMPOOL_PATHS.has(path) ? this.mempool : this.blocks;
-    return queue.run(() => this.process(path, text));
+    return queue.run(() => this.process(path, text, opts.receivedAt));
   }
 
-  private async process(path: string, text: string): Promise<ObserverReply> {
+  private async process(path: string, text: string, receivedAt?: number): Promise<ObserverReply> {
     const started = performance.now();
     let parsed: unknown;
     try {
@@ -149,7 +153,7 @@ export class ObserverPipeline {
       const v = validateObserverMessage(path, parsed);
       if (!v.ok) return this.reject(path, text, v.message);
       try {
-        update = messageToUpdate(v, Math.floor(Date.now() / 1000));
+        update = messageToUpdate(v, Math.floor((receivedAt ?? Date.now()) / 1000));
       } catch (err) {
         if (err instanceof MessageDecodeError) return this.reject(path, text, err.message);
         this.log.error({ err, path }, 'observer message conversion failed');
@@ -180,6 +184,14 @@ export class ObserverPipeline {
         status: 500,
         body: { statusCode: 500, error: 'Internal Server Error', message: `not stored: ${(err as Error).message}` },
       };
+    }
+    if (result.applied && receivedAt !== undefined && result.eventId !== null) {
+      // a recorded stream (import-events): the message keeps its original arrival time, so export-events writes it back
+      try {
+        await this.sql`UPDATE event_log SET received_at = to_timestamp(${receivedAt / 1000}) WHERE id = ${result.eventId}`;
+      } catch (err) {
+        this.log.warn({ err, path }, 'could not record the arrival time of an imported message');
+      }
     }
     const ms = Math.round((performance.now() - started) * 10) / 10;
     if (result.applied) {
