@@ -5,19 +5,22 @@
  *   replay --file F [--url U]        POST a recorded stream to a running observer, as a node does
  */
 import { loadConfig, ConfigError, type Config } from './config.js';
-import { createLogger } from './logger.js';
+import { createLogger, type Logger } from './logger.js';
 import { startService } from './service.js';
 import { connectDatabase } from './store/connect.js';
 import { migrate } from './store/migrate.js';
 import { ObserverPipeline } from './observer/pipeline.js';
 import { exportEvents, importEvents, ImportInterrupted } from './replay.js';
 import { runKeysCommand } from './auth/cli.js';
-import { StartupError } from './startup-error.js';
+import { StartupError, databaseStartupError } from './startup-error.js';
 import { parseCommandLine } from './cli.js';
 import { replayToUrl, replaySummary } from './replay-http.js';
-import { packageVersion } from './service.js';
+import { packageVersion, serviceUrls } from './service.js';
 import { DataDirLockedError } from './store/data-lock.js';
 import { settleNetwork } from './chain/network.js';
+
+/** set once the configuration is read: start-up failures go there at debug level, with their stack */
+let debugLog: Logger | undefined;
 
 async function main(argv: string[]): Promise<void> {
   const parsed = parseCommandLine(argv, packageVersion());
@@ -65,12 +68,25 @@ async function main(argv: string[]): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
+  debugLog = log;
   switch (command) {
     case 'serve':
     case 'api':
     case 'ingest': {
       if (command !== 'serve') config = { ...config, apiMode: command as 'api' | 'ingest' };
       const service = await startService(config, log);
+      const urls = serviceUrls(config, service);
+      log.info(urls, 'stacks-pulse ready');
+      const rows: [string, string | undefined, string][] = [
+        ['API', urls.api, ''],
+        ['dashboard', urls.dashboard, ''],
+        ['docs', urls.docs, ''],
+        ['observer', urls.observer, '  (a Stacks node POSTs its events here)'],
+      ];
+      process.stderr.write(
+        `stacks-pulse ${packageVersion()} ready (${config.apiMode === 'all' ? 'observer + API' : config.apiMode}, database: ${service.db.kind === 'pglite' ? `embedded, in ${config.dataDir}` : 'PostgreSQL'})\n` +
+          rows.filter((r) => r[1]).map(([k, v, note]) => `  ${k.padEnd(10)} ${v}${note}\n`).join(''),
+      );
       let stopping = false;
       const stop = async (signal: string) => {
         if (stopping) return;
@@ -94,7 +110,9 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'migrate': {
       const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command });
-      const applied = await migrate(db.sql);
+      const applied = await migrate(db.sql).catch((e: unknown) => {
+          throw databaseStartupError(e, config.databaseUrl);
+        });
       log.info({ applied }, applied.length ? 'migrations applied' : 'database is up to date');
       await db.close();
       return;
@@ -103,7 +121,9 @@ async function main(argv: string[]): Promise<void> {
       const file = options.file;
       const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command });
       try {
-        await migrate(db.sql);
+        await migrate(db.sql).catch((e: unknown) => {
+          throw databaseStartupError(e, config.databaseUrl);
+        });
         const chainId = await settleNetwork(db.sql, config.chainId);
         const pipeline = new ObserverPipeline(db.sql, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel), { chainId });
         // Ctrl-C: stop after the message in flight (each message is its own committed transaction), then say so.
@@ -148,7 +168,9 @@ async function main(argv: string[]): Promise<void> {
       const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command });
       let code: number;
       try {
-        await migrate(db.sql);
+        await migrate(db.sql).catch((e: unknown) => {
+          throw databaseStartupError(e, config.databaseUrl);
+        });
         code = await runKeysCommand(db.sql, args, config.rateLimitKeyRpm, {
           out: (s) => process.stdout.write(s),
           err: (s) => process.stderr.write(s),
@@ -165,10 +187,10 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err) => {
-  if (err instanceof StartupError || err instanceof DataDirLockedError) {
-    process.stderr.write(`stacks-pulse: ${err.message}\n`);
-    process.exit(1);
-  }
-  process.stderr.write(`stacks-pulse: ${(err as Error).stack ?? String(err)}\n`);
+  // One line naming what to change; the stack trace only in the debug log.
+  const known = err instanceof StartupError || err instanceof DataDirLockedError;
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`stacks-pulse: ${message}${known || debugLog?.isLevelEnabled('debug') ? '' : ' (LOG_LEVEL=debug shows the stack trace)'}\n`);
+  debugLog?.debug({ err }, 'stopped by an error');
   process.exit(1);
 });

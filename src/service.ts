@@ -17,7 +17,7 @@ import { assertNativeUws } from './http/uws.js';
 import { startPush, type Push } from './push/index.js';
 import { createAccessControl, type Access, type AccessControl } from './auth/index.js';
 import { installNodeProxy, type NodeProxy } from './proxy/index.js';
-import { StartupError } from './startup-error.js';
+import { StartupError, databaseStartupError, portStartupError } from './startup-error.js';
 import { settleNetwork } from './chain/network.js';
 
 export interface Service {
@@ -46,6 +46,18 @@ export function packageVersion(): string {
   return '0.0.0';
 }
 
+/** The addresses a person opens, for the banner `serve` prints once listening. */
+export function serviceUrls(config: Pick<Config, 'apiHost' | 'observerHost'>, service: Pick<Service, 'apiPort' | 'observerPort'>) {
+  const browsable = (host: string) => (host === '0.0.0.0' || host === '::' || host === '' ? 'localhost' : host.includes(':') ? `[${host}]` : host);
+  const api = service.apiPort === undefined ? undefined : `http://${browsable(config.apiHost)}:${service.apiPort}`;
+  return {
+    api: api && `${api}/extended`,
+    dashboard: api && `${api}/dashboard`,
+    docs: api && `${api}/docs`,
+    observer: service.observerPort === undefined ? undefined : `http://${browsable(config.observerHost)}:${service.observerPort}`,
+  };
+}
+
 export async function startService(config: Config, log: Logger): Promise<Service> {
   assertNativeUws();
   if (config.apiMode !== 'all' && !config.databaseUrl) {
@@ -67,7 +79,12 @@ export async function startService(config: Config, log: Logger): Promise<Service
   let nodeProxy: NodeProxy | undefined;
   let push: Push | undefined;
   try {
-    const applied = await migrate(db.sql);
+    let applied: string[];
+    try {
+      applied = await migrate(db.sql);
+    } catch (err) {
+      throw databaseStartupError(err, config.databaseUrl);
+    }
     if (applied.length) log.info({ applied }, 'migrations applied');
     // STACKS_CHAIN_ID against the database's recorded network (refuses to start on a mismatch)
     const chainId = await settleNetwork(db.sql, config.chainId);
@@ -83,6 +100,8 @@ export async function startService(config: Config, log: Logger): Promise<Service
         bodyLimit: config.observerBodyLimit,
         pipeline,
         log,
+      }).catch((err: unknown) => {
+        throw portStartupError('OBSERVER_PORT', 'OBSERVER_HOST', config.observerHost, config.observerPort, err);
       });
       log.info({ host: config.observerHost, port: observer.listening.port }, 'event observer listening');
     };
@@ -102,7 +121,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
       pipeline?.onCommitted(() => cache.invalidate());
       push = await startPush(config, { sql: db.sql, log, app, pipeline, snapshots: db.kind !== 'pglite', access: access.access });
       await startObserver();
-      const listening = await listen(app, config.apiHost, config.apiPort);
+      const listening = await listen(app, config.apiHost, config.apiPort).catch((err: unknown) => {
+        throw portStartupError('API_PORT', 'API_HOST', config.apiHost, config.apiPort, err);
+      });
       api = { listening, app: app as unknown as { close?: () => void }, drained: (ms) => router.drained(ms) };
       log.info({ host: config.apiHost, port: listening.port, database: db.kind }, 'API listening');
     }
@@ -119,9 +140,10 @@ export async function startService(config: Config, log: Logger): Promise<Service
       nodeProxy,
       push,
       async close() {
-        observer?.listening.close();
+        // In order: stop accepting (new node messages are answered 503 and re-sent by the node later), answer the
+        // requests already received, let the pipeline finish, publish what it committed, then close the database.
+        observer?.stopAccepting();
         api?.listening.close();
-        // requests already received (a node message still uploading, a REST query) are answered first
         await Promise.all([observer?.drained(5000), api?.drained(5000)]);
         if (pipeline) await pipeline.idle();
         await push?.close();

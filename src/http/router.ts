@@ -37,6 +37,8 @@ export interface HttpRequest {
   route?: string;
   /** Free space for hooks (e.g. the authenticated API key) to hand data to handlers. */
   locals: Record<string, unknown>;
+  /** performance.now() when the request head arrived (before its body was read). */
+  receivedAt?: number;
 }
 
 export type Handler = (req: HttpRequest) => Promise<HttpResponse> | HttpResponse;
@@ -317,6 +319,7 @@ export class Router {
       remoteAddress: this.clientAddress(res, headers),
       route: undefined,
       locals: {},
+      receivedAt: started,
     };
 
     if (method === 'OPTIONS' && this.cors) {

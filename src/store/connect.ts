@@ -2,6 +2,7 @@ import postgres from 'postgres';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { acquireDataDirLock } from './data-lock.js';
+import { dataDirStartupError } from '../startup-error.js';
 
 export type Sql = postgres.Sql<Record<string, never>>;
 
@@ -59,9 +60,14 @@ export async function connectDatabase(opts: ConnectOptions): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
   const dir = path.resolve(opts.dataDir, 'pglite');
-  mkdirSync(dir, { recursive: true });
-  // PGlite is single-process: this process owns the directory until close() (or exit); a second one stops here.
-  const lock = acquireDataDirLock(opts.dataDir, opts.command);
+  let lock: ReturnType<typeof acquireDataDirLock>;
+  try {
+    mkdirSync(dir, { recursive: true });
+    // PGlite is single-process: this process owns the directory until close() (or exit); a second one stops here.
+    lock = acquireDataDirLock(opts.dataDir, opts.command);
+  } catch (err) {
+    throw dataDirStartupError(err, opts.dataDir);
+  }
   let db: InstanceType<typeof PGlite> | undefined;
   let server: InstanceType<typeof PGLiteSocketServer> | undefined;
   let port: number;
@@ -74,7 +80,7 @@ export async function connectDatabase(opts: ConnectOptions): Promise<Database> {
     await server?.stop().catch(() => {});
     await db?.close().catch(() => {});
     lock.release();
-    throw err;
+    throw dataDirStartupError(err, opts.dataDir);
   }
   // PGlite is single-connection: one postgres.js connection, queries queue behind each other.
   const sql = postgres({
