@@ -8,7 +8,7 @@ import { KeyStore } from './keys.js';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './rate-limit.js';
 import { redisOutageLog } from '../redis-outage.js';
 
-export { AccessControl, clientIp, decisionResponse, type AccessDecision, type AccessHeaders } from './access.js';
+export { AccessControl, isStaticAsset, networkList, clientIp, decisionResponse, type AccessDecision, type AccessHeaders } from './access.js';
 export { KeyStore, createKey, listKeys, revokeKey, hashKey, generateKey, KeyError } from './keys.js';
 export { MemoryRateLimiter, RedisRateLimiter, type RateLimiter, type RateLimitResult } from './rate-limit.js';
 
@@ -51,6 +51,7 @@ export async function createAccessControl(config: Config, sql: Sql, log: Logger)
     limiter,
     keys: new KeyStore(sql),
     log,
+    exempt: config.rateLimitExempt,
   });
   return { access, close: () => limiter.close() };
 }
