@@ -80,6 +80,23 @@ describe('embedded data directory lock (real processes)', () => {
     expect(existsSync(path.join(dataDir, LOCK_FILE))).toBe(false);
   }, 60_000);
 
+  it('a lock naming a live pid that now belongs to another process (pid reused), or our own pid, is stale', () => {
+    const dataDir = tmp();
+    // pid 1 is alive, but it is not the process that wrote this lock (its start time differs)
+    writeFileSync(path.join(dataDir, LOCK_FILE), JSON.stringify({ pid: 1, command: 'stacks-pulse serve', started: 'x', identity: 'another-boot:1' }));
+    acquireDataDirLock(dataDir, 'serve').release();
+    // our own pid from an earlier life (a container restarted with the same pid)
+    writeFileSync(path.join(dataDir, LOCK_FILE), JSON.stringify({ pid: process.pid, command: 'stacks-pulse serve', started: 'x' }));
+    acquireDataDirLock(dataDir, 'serve').release();
+    // a live process that did write it is respected
+    const lock = acquireDataDirLock(dataDir, 'serve');
+    const info = JSON.parse(readFileSync(path.join(dataDir, LOCK_FILE), 'utf8')) as { identity?: string };
+    expect(info.identity).toMatch(/^[0-9a-f-]+:\d+$/);
+    lock.release();
+    writeFileSync(path.join(dataDir, LOCK_FILE), JSON.stringify({ pid: 1, command: 'stacks-pulse serve', started: 'x' }));
+    expect(() => acquireDataDirLock(dataDir, 'serve')).toThrow(/pid 1, "stacks-pulse serve"/);
+  });
+
   it('API_MODE=api or ingest without DATABASE_URL is refused at start-up', () => {
     for (const mode of ['api', 'ingest']) {
       const r = cli(['serve'], { API_MODE: mode, DATA_DIR: tmp(), API_PORT: '0', OBSERVER_PORT: '0' });

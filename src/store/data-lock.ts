@@ -13,6 +13,8 @@ export interface LockInfo {
   pid: number;
   command: string;
   started: string;
+  /** processIdentity(pid) when the lock was taken (Linux) */
+  identity?: string;
 }
 
 export class DataDirLockedError extends Error {
@@ -44,11 +46,44 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
+/** Directories whose lock this process holds (a lock file naming our own pid but not in here is stale). */
+const held = new Set<string>();
+
+/**
+ * Which process `pid` is, beyond its number: the boot id and the start time in clock ticks since boot (/proc, Linux;
+ * undefined elsewhere). Pids are reused (pid 1 in a container restarted after a crash, for instance): a lock whose
+ * holder's identity differs from the live process with that pid was written by an earlier process.
+ */
+function processIdentity(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const startTicks = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]; // field 22 of proc(5)
+    const bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    return startTicks ? `${bootId}:${startTicks}` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** true when the lock's holder is still the process that wrote it. */
+function holderAlive(holder: LockInfo): boolean {
+  if (holder.pid === process.pid) return false; // not in `held` (checked by the caller): a previous life of our pid
+  if (!pidAlive(holder.pid)) return false;
+  const now = processIdentity(holder.pid);
+  if (holder.identity && now && now !== holder.identity) return false; // the pid now belongs to another process
+  return true;
+}
+
 function readLock(file: string): LockInfo | undefined {
   try {
     const info = JSON.parse(readFileSync(file, 'utf8')) as Partial<LockInfo>;
     if (typeof info.pid !== 'number') return undefined;
-    return { pid: info.pid, command: String(info.command ?? '?'), started: String(info.started ?? '?') };
+    return {
+      pid: info.pid,
+      command: String(info.command ?? '?'),
+      started: String(info.started ?? '?'),
+      identity: typeof info.identity === 'string' ? info.identity : undefined,
+    };
   } catch {
     return undefined;
   }
@@ -62,7 +97,12 @@ export function acquireDataDirLock(dataDir: string, command = process.argv.slice
   const dir = path.resolve(dataDir);
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, LOCK_FILE);
-  const mine: LockInfo = { pid: process.pid, command: `stacks-pulse ${command}`, started: new Date().toISOString() };
+  const mine: LockInfo = {
+    pid: process.pid,
+    command: `stacks-pulse ${command}`,
+    started: new Date().toISOString(),
+    identity: processIdentity(process.pid),
+  };
   for (let attempt = 0; attempt < 5; attempt++) {
     let fd: number;
     try {
@@ -70,8 +110,8 @@ export function acquireDataDirLock(dataDir: string, command = process.argv.slice
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const holder = readLock(file);
-      if (holder && holder.pid === process.pid) throw new DataDirLockedError(dir, holder); // opened twice in-process
-      if (holder && pidAlive(holder.pid)) throw new DataDirLockedError(dir, holder);
+      if (held.has(file) && holder) throw new DataDirLockedError(dir, holder); // opened twice in this process
+      if (holder && holderAlive(holder)) throw new DataDirLockedError(dir, holder);
       if (!holder) {
         // being written right now by another starter, or garbage: give a writer a moment, then treat as stale
         const waited = attempt < 2;
@@ -92,10 +132,12 @@ export function acquireDataDirLock(dataDir: string, command = process.argv.slice
     }
     writeSync(fd, JSON.stringify(mine) + '\n');
     closeSync(fd);
+    held.add(file);
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
+      held.delete(file);
       process.off('exit', release);
       const now = readLock(file);
       if (now && now.pid !== process.pid) return; // not ours any more
