@@ -94,7 +94,12 @@ async function main(argv: string[]): Promise<void> {
         log.info({ signal }, 'shutting down');
         const timer = setTimeout(() => process.exit(1), 10_000);
         timer.unref();
-        await service.close();
+        try {
+          await service.close();
+        } catch (err) {
+          log.warn({ err }, 'shutdown did not complete cleanly');
+          process.exit(1);
+        }
         process.exit(0);
       };
       // A fault nothing can recover from in-process (e.g. postgres.js 3.4.9 writing to a connection PostgreSQL just
@@ -111,8 +116,8 @@ async function main(argv: string[]): Promise<void> {
     case 'migrate': {
       const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command });
       const applied = await migrate(db.sql).catch((e: unknown) => {
-          throw databaseStartupError(e, config.databaseUrl);
-        });
+        throw databaseStartupError(e, config.databaseUrl);
+      });
       log.info({ applied }, applied.length ? 'migrations applied' : 'database is up to date');
       await db.close();
       return;
