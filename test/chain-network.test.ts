@@ -37,11 +37,13 @@ async function service(env: Record<string, string> = {}): Promise<TestService> {
 
 describe('transaction network (pure)', () => {
   it('reads version and chain id from the serialized tx', async () => {
-    expect(txNetwork(await mempoolTx('mainnet'))).toEqual({ version: 0, chainId: 1, network: 1 });
-    expect(txNetwork(await mempoolTx('testnet'))).toEqual({ version: 0x80, chainId: 0x80000000, network: 0x80000000 });
+    expect(txNetwork(await mempoolTx('mainnet'))).toEqual({ version: 0, chainId: 1, network: 1, boot: false });
+    expect(txNetwork(await mempoolTx('testnet'))).toEqual({ version: 0x80, chainId: 0x80000000, network: 0x80000000, boot: false });
     expect(txNetwork('0x00')).toBeUndefined();
-    // boot transactions: chain id 0, the version decides
-    expect(txNetwork('0x8000000000040000')?.network).toBe(0x80000000);
+    // boot transactions (chain id 0) are neither checked nor adopted from
+    expect(txNetwork('0x8000000000040000')).toMatchObject({ boot: true, network: undefined });
+    expect(checkTxNetworks([{ tx_id: '0xboot', raw_tx: '0x0000000000040000' }], 0x80000000)).toEqual({ network: 0x80000000 });
+    expect(checkTxNetworks([{ tx_id: '0xboot', raw_tx: '0x8000000000040000' }], undefined)).toEqual({ network: undefined });
     // version and chain id disagree
     expect(txNetwork('0x0080000000040000')?.network).toBeUndefined();
     const mixed = checkTxNetworks([{ tx_id: '0xa', raw_tx: await mempoolTx('testnet') }, { tx_id: '0xb', raw_tx: await mempoolTx('mainnet') }], undefined);

@@ -1,7 +1,8 @@
 /**
  * The network a database holds (STACKS_CHAIN_ID): mainnet txs carry version 0x00 and chain id 0x00000001, testnet
  * txs version 0x80 and chain id 0x80000000 (the first five bytes of a serialized transaction). The node's own boot
- * transactions (genesis block) carry chain id 0x00000000: only their version byte is checked.
+ * transactions (genesis block) carry chain id 0x00000000: they are neither checked nor used to adopt a network (the
+ * node wrote them itself; which version byte a network's boot code gets is not something to bet a database on).
  */
 import { CHAIN_ID_MAINNET, CHAIN_ID_TESTNET } from '../config.js';
 import type { Sql } from '../store/connect.js';
@@ -19,8 +20,9 @@ export interface TxNetwork {
   version: number;
   /** as serialized; 0 for boot transactions */
   chainId: number;
-  /** the network the tx belongs to, or undefined when version and chain id disagree */
+  /** the network the tx belongs to, or undefined when version and chain id disagree (and for boot transactions) */
   network: number | undefined;
+  boot: boolean;
 }
 
 /** Version byte and chain id of a serialized transaction (hex, with or without 0x); undefined when too short. */
@@ -30,8 +32,9 @@ export function txNetwork(rawTx: string): TxNetwork | undefined {
   const version = parseInt(h.slice(0, 2), 16);
   const chainId = parseInt(h.slice(2, 10), 16);
   const byVersion = version === VERSION_MAINNET ? CHAIN_ID_MAINNET : version === VERSION_TESTNET ? CHAIN_ID_TESTNET : undefined;
-  const network = chainId === 0 || chainId === byVersion ? byVersion : undefined;
-  return { version, chainId, network };
+  const boot = chainId === 0;
+  const network = !boot && chainId === byVersion ? byVersion : undefined;
+  return { version, chainId, network, boot };
 }
 
 /**
@@ -45,7 +48,7 @@ export function checkTxNetworks(
   let net = expected;
   for (const t of txs) {
     const n = txNetwork(t.raw_tx);
-    if (!n) continue;
+    if (!n || n.boot) continue;
     if (n.network === undefined) {
       return {
         network: net,
@@ -54,7 +57,7 @@ export function checkTxNetworks(
     }
     if (net === undefined) net = n.network;
     else if (n.network !== net) {
-      const txId = n.chainId === 0 ? n.network : n.chainId;
+      const txId = n.chainId;
       return {
         network: net,
         error:
