@@ -28,7 +28,7 @@ function cli(args: string[], env: Record<string, string>) {
   return spawnSync(process.execPath, [build.main, ...args], {
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
     encoding: 'utf8',
-    timeout: 60_000,
+    timeout: 120_000,
   });
 }
 
@@ -42,7 +42,10 @@ describe('embedded data directory lock (real processes)', () => {
   it('a second process on the same DATA_DIR stops at once with a message; the first keeps every acknowledged message', async () => {
     const dataDir = tmp();
     const lines = readFixture('mocknet');
-    const first = await spawnService(build.main, 'serve', { DATA_DIR: dataDir, RATE_LIMIT_ANON_RPM: '0' });
+    // the embedded database's first start (initdb in WASM) is slow on a loaded machine: create it first
+    const init = cli(['migrate'], { DATA_DIR: dataDir });
+    expect(init.status, init.stderr).toBe(0);
+    const first = await spawnService(build.main, 'serve', { DATA_DIR: dataDir, RATE_LIMIT_ANON_RPM: '0' }, { timeoutMs: 120_000 });
     try {
       const half = Math.floor(lines.length / 2);
       for (const l of lines.slice(0, half)) expect(await post(first.observer!, l)).toBe(200);
@@ -68,7 +71,7 @@ describe('embedded data directory lock (real processes)', () => {
     const exported = readFileSync(out, 'utf8').trim().split('\n');
     const distinct = new Set(lines.map((l) => `${l.path}\t${l.body}`));
     expect(new Set(exported.map((l) => l.split('\t').slice(2).join('\t')))).toEqual(distinct);
-  }, 180_000);
+  }, 400_000);
 
   it('a stale lock (its process is dead) is taken over', async () => {
     const dataDir = tmp();
@@ -78,7 +81,7 @@ describe('embedded data directory lock (real processes)', () => {
     const r = cli(['migrate'], { DATA_DIR: dataDir });
     expect(r.status, r.stderr).toBe(0);
     expect(existsSync(path.join(dataDir, LOCK_FILE))).toBe(false);
-  }, 60_000);
+  }, 150_000);
 
   it('a lock naming a live pid that now belongs to another process (pid reused), or our own pid, is stale', () => {
     const dataDir = tmp();
