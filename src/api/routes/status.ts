@@ -5,8 +5,10 @@ import type { ApiContext } from '../context.js';
 import { chainTip, tipMicroblock } from '../../store/chain-tip.js';
 
 export async function statusJson(ctx: ApiContext): Promise<Record<string, unknown>> {
-  const [state] = await ctx.sql<{ pox_v1_unlock_height: number | null; pox_v2_unlock_height: number | null; pox_v3_unlock_height: number | null }[]>`
-    SELECT pox_v1_unlock_height, pox_v2_unlock_height, pox_v3_unlock_height FROM chain_state WHERE id = 1`;
+  const [state] = await ctx.sql<
+    { pox_v1_unlock_height: number | null; pox_v2_unlock_height: number | null; pox_v3_unlock_height: number | null; tip_burn_block_height: number | null }[]
+  >`
+    SELECT pox_v1_unlock_height, pox_v2_unlock_height, pox_v3_unlock_height, tip_burn_block_height FROM chain_state WHERE id = 1`;
   const body: Record<string, unknown> = {
     server_version: ctx.serverVersion,
     status: 'ready',
@@ -20,7 +22,8 @@ export async function statusJson(ctx: ApiContext): Promise<Record<string, unknow
       block_height: tip.block_height,
       block_hash: tip.block_hash,
       index_block_hash: tip.index_block_hash,
-      burn_block_height: tip.burn_block_height,
+      // the reference's chain tip: the last canonical block's burn height, raised by higher burn blocks since
+      burn_block_height: state?.tip_burn_block_height ?? tip.burn_block_height,
     };
     const mb = await tipMicroblock(ctx.sql, tip.index_block_hash);
     if (mb) {

@@ -1,0 +1,201 @@
+/**
+ * Issue 12: rules of the reference (v8.13.6) that the public fixtures do not exercise, each shown on a generated chain
+ * (load/generate.ts) with hand-made variations of its messages:
+ *  - a block's tenure_height comes from the payload: none and a signer bitvec → -1, none and no bitvec → its height;
+ *  - a block's execution costs are the payload's anchored_cost (the sum of its txs' costs only when the node sends none),
+ *    and the generator reports costs as a node does;
+ *  - boot block 0's txs are re-homed into block 1 but keep block 0's block_time;
+ *  - chain_tip.burn_block_height is raised by a higher /new_burn_block and reset by the next canonical block;
+ *  - the mempool: replace-by-fee between pending txs, mined winners, restore of the payer+nonce group on a reorg (all
+ *    pending again), receipt time of a restored tx never seen in the mempool, re-mining.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { ChainGenerator, type GeneratedMessage, type GeneratedTx } from '../load/generate.js';
+import { startTestService, type TestService } from './helpers/service.js';
+
+type Body = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Cost = { read_count: number; read_length: number; runtime: number; write_count: number; write_length: number };
+
+async function generate(seed: string, blocks: number): Promise<{ gen: ChainGenerator; messages: GeneratedMessage[] }> {
+  const gen = new ChainGenerator({ blocks, txsPerBlock: 2, seed, forks: false, microblocks: false, mempool: false });
+  const messages: GeneratedMessage[] = [];
+  for await (const m of gen.messages()) messages.push(m);
+  return { gen, messages };
+}
+
+async function post(svc: TestService, path: string, body: unknown): Promise<void> {
+  const res = await fetch(svc.observer + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  await res.arrayBuffer();
+  expect(res.status, path).toBe(200);
+}
+
+async function get(svc: TestService, path: string): Promise<Body> {
+  const res = await fetch(svc.api + path);
+  expect(res.status, path).toBe(200);
+  return (await res.json()) as Body;
+}
+
+const hash = (...parts: unknown[]) => '0x' + createHash('sha256').update(parts.join('/')).digest('hex');
+
+function sumCosts(txs: { execution_cost: Cost }[]): Cost {
+  const s = { read_count: 0, read_length: 0, runtime: 0, write_count: 0, write_length: 0 };
+  for (const t of txs) for (const k of Object.keys(s) as (keyof Cost)[]) s[k] += t.execution_cost[k];
+  return s;
+}
+
+function blockBody(messages: GeneratedMessage[], height: number): Body {
+  const m = messages.find((x) => x.path === '/new_block' && x.block?.height === height)!;
+  return JSON.parse(m.body) as Body;
+}
+
+/** A copy of a block message as another block (new hashes, given parent and txs, no rewards). */
+function variant(b: Body, tag: string, parent: Body, txIds: string[], height = b.block_height): Body {
+  const keep = new Set(txIds);
+  const transactions = (b.transactions as Body[]).filter((t) => keep.has(t.txid)).map((t, i) => ({ ...t, tx_index: i }));
+  return {
+    ...b,
+    block_height: height,
+    block_hash: hash('block', tag),
+    index_block_hash: hash('index', tag),
+    parent_block_hash: parent.block_hash,
+    parent_index_block_hash: parent.index_block_hash,
+    transactions,
+    events: (b.events as Body[]).filter((e) => keep.has(e.txid)),
+    matured_miner_rewards: [],
+    anchored_cost: sumCosts(transactions as unknown as { execution_cost: Cost }[]),
+  };
+}
+
+describe('reference rules on generated chains', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService();
+  });
+  afterAll(async () => {
+    await svc?.stop();
+  });
+
+  it('block tenure_height and execution costs come from the payload; generated costs add up like a node', async () => {
+    const { messages } = await generate('rules-blocks', 5);
+    for (const m of messages.filter((x) => x.path === '/new_block')) {
+      const b = JSON.parse(m.body) as Body;
+      // a node reports the anchored txs' costs summed
+      expect(b.anchored_cost).toEqual(sumCosts(b.transactions));
+    }
+    const svc2 = await startTestService();
+    try {
+      for (const m of messages) {
+        const b = JSON.parse(m.body) as Body;
+        if (m.path === '/new_block' && b.block_height === 3) b.signer_bitvec = '000300000001e0'; // Nakamoto-shaped, no tenure_height
+        if (m.path === '/new_block' && b.block_height === 4) delete b.anchored_cost; // a very old node
+        if (m.path === '/new_block' && b.block_height === 2) b.anchored_cost = { read_count: 7, read_length: 70, runtime: 700, write_count: 1, write_length: 10 };
+        await post(svc2, m.path, b);
+      }
+      expect((await get(svc2, '/extended/v2/blocks/3')).tenure_height).toBe(-1);
+      expect((await get(svc2, '/extended/v1/block/by_height/3')).tenure_height).toBe(-1);
+      expect((await get(svc2, '/extended/v2/blocks/2')).tenure_height).toBe(2);
+      const b2 = await get(svc2, '/extended/v2/blocks/2');
+      expect([b2.execution_cost_read_count, b2.execution_cost_runtime, b2.execution_cost_write_length]).toEqual([7, 700, 10]);
+      const b4 = await get(svc2, '/extended/v1/block/by_height/4');
+      const sum4 = sumCosts(blockBody(messages, 4).transactions);
+      expect([b4.execution_cost_read_count, b4.execution_cost_runtime]).toEqual([sum4.read_count, sum4.runtime]);
+    } finally {
+      await svc2.stop();
+    }
+  }, 120_000);
+
+  it('boot block 0 txs move into block 1 with block 1 burn data but keep block 0 block_time', async () => {
+    const { messages } = await generate('rules-boot', 2);
+    const b1 = blockBody(messages, 1);
+    const [coinbase, ...boot] = (b1.transactions as Body[]).map((t) => t.txid as string);
+    const zero = { block_hash: '0x' + '00'.repeat(32), index_block_hash: hash('genesis-parent') };
+    const b0 = { ...variant(b1, 'boot0', zero, boot, 0), burn_block_time: b1.burn_block_time - 3600, burn_block_height: b1.burn_block_height - 1 };
+    const one = variant(b1, 'boot1', b0, [coinbase]);
+    const svc2 = await startTestService();
+    try {
+      await post(svc2, '/new_block', b0);
+      await post(svc2, '/new_block', one);
+      const t = await get(svc2, `/extended/v1/tx/${boot[0]}`);
+      expect(t.tx_status).toBe('success');
+      expect(t.block_height).toBe(1);
+      expect(t.block_hash).toBe(one.block_hash);
+      expect(t.burn_block_time).toBe(one.burn_block_time);
+      expect(t.block_time).toBe(b0.burn_block_time);
+    } finally {
+      await svc2.stop();
+    }
+  }, 120_000);
+
+  it('chain_tip.burn_block_height: raised by a higher burn block, set by the next canonical block', async () => {
+    const { messages } = await generate('rules-burn', 4);
+    const upTo3 = messages.slice(0, messages.findIndex((m) => m.path === '/new_block' && m.block?.height === 3) + 1);
+    for (const m of upTo3) await post(svc, m.path, JSON.parse(m.body));
+    const tip = (await get(svc, '/extended')).chain_tip;
+    const burn = JSON.parse(upTo3.filter((m) => m.path === '/new_burn_block').at(-1)!.body) as Body;
+    await post(svc, '/new_burn_block', { ...burn, burn_block_hash: hash('burn-ahead'), burn_block_height: tip.burn_block_height + 10 });
+    expect((await get(svc, '/extended')).chain_tip.burn_block_height).toBe(tip.burn_block_height + 10);
+    await post(svc, '/new_burn_block', { ...burn, burn_block_hash: hash('burn-behind'), burn_block_height: tip.burn_block_height + 2 });
+    expect((await get(svc, '/extended')).chain_tip.burn_block_height).toBe(tip.burn_block_height + 10);
+    const b4 = blockBody(messages, 4);
+    await post(svc, '/new_block', b4);
+    expect((await get(svc, '/extended')).chain_tip.burn_block_height).toBe(b4.burn_block_height);
+  }, 120_000);
+
+  it('mempool: replace-by-fee, mined winner, reorg restores the whole payer+nonce group as pending, re-mining', async () => {
+    const { gen, messages } = await generate('rules-mempool', 6);
+    const svc2 = await startTestService();
+    try {
+      const upTo3 = messages.slice(0, messages.findIndex((m) => m.path === '/new_block' && m.block?.height === 3) + 1);
+      for (const m of upTo3) await post(svc2, m.path, JSON.parse(m.body));
+      const b3 = blockBody(messages, 3);
+      const b4 = blockBody(messages, 4);
+      const b5 = blockBody(messages, 5);
+      const m4 = messages.find((m) => m.path === '/new_block' && m.block?.height === 4)!;
+      const [coinbase4, userA, userB] = m4.txs;
+      const twin: GeneratedTx = await (gen as unknown as { lowerFeeTwin(t: GeneratedTx): Promise<GeneratedTx> }).lowerFeeTwin(userA);
+      const status = async (id: string) => {
+        const t = await get(svc2, `/extended/v1/tx/${id}`);
+        return { status: t.tx_status as string, replaced_by: (t.replaced_by_tx_id ?? null) as string | null };
+      };
+
+      // the twin first, then the higher-fee tx with the same nonce: the twin is replaced at once
+      await post(svc2, '/new_mempool_tx', [twin.rawTx]);
+      expect(await status(twin.txId)).toEqual({ status: 'pending', replaced_by: null });
+      await post(svc2, '/new_mempool_tx', [userA.rawTx]);
+      expect(await status(twin.txId)).toEqual({ status: 'dropped_replace_by_fee', replaced_by: userA.txId });
+      expect((await get(svc2, '/extended/v1/tx/mempool')).total).toBe(1);
+
+      // mined: the winner is the mined tx
+      await post(svc2, '/new_block', b4);
+      expect((await status(userA.txId)).status).toBe('success');
+      expect(await status(twin.txId)).toEqual({ status: 'dropped_replace_by_fee', replaced_by: userA.txId });
+      expect((await get(svc2, '/extended/v1/tx/mempool')).total).toBe(0);
+
+      // a fork: 4' (coinbase only) and 5' on it orphan block 4; its txs and the twin (same payer+nonce) are pending again
+      const b4x = variant(b4, 'b4x', b3, [coinbase4.txId]);
+      const b5x = variant(b5, 'b5x', b4x, [(b5.transactions as Body[])[0].txid]);
+      await post(svc2, '/new_block', b4x);
+      await post(svc2, '/new_block', b5x);
+      expect((await get(svc2, '/extended')).chain_tip.index_block_hash).toBe(b5x.index_block_hash);
+      expect(await status(userA.txId)).toEqual({ status: 'pending', replaced_by: null });
+      expect(await status(twin.txId)).toEqual({ status: 'pending', replaced_by: null });
+      expect((await status(coinbase4.txId)).status).toBe('success'); // mined again in 4'
+      const pool = await get(svc2, '/extended/v1/tx/mempool');
+      expect(pool.total).toBe(3);
+      // never announced to the mempool: restored from its mined copy, received at its block's burn time
+      const restoredB = (pool.results as Body[]).find((t) => t.tx_id === userB.txId)!;
+      expect(restoredB.receipt_time).toBe(b4.burn_block_time);
+
+      // re-mined on the new branch: the mined tx wins again
+      const b6 = blockBody(messages, 6);
+      const b6x = variant({ ...b6, transactions: [...b6.transactions.slice(0, 1), ...b4.transactions.filter((t: Body) => t.txid === userA.txId)], events: [...b6.events, ...b4.events] }, 'b6x', b5x, [(b6.transactions as Body[])[0].txid, userA.txId]);
+      await post(svc2, '/new_block', b6x);
+      expect((await status(userA.txId)).status).toBe('success');
+      expect(await status(twin.txId)).toEqual({ status: 'dropped_replace_by_fee', replaced_by: userA.txId });
+      expect((await get(svc2, '/extended/v1/tx/mempool')).total).toBe(1); // userB
+    } finally {
+      await svc2.stop();
+    }
+  }, 120_000);
+});
