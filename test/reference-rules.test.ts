@@ -199,3 +199,61 @@ describe('reference rules on generated chains', () => {
     }
   }, 120_000);
 });
+
+describe('reference rules on generated chains: push', () => {
+  it('a non-canonical block notifies the balances of the principals its txs touch', async () => {
+    const { io: connect } = await import('socket.io-client');
+    const { messages } = await generate('rules-push', 4);
+    const svc = await startTestService();
+    try {
+      const upTo3 = messages.slice(0, messages.findIndex((m) => m.path === '/new_block' && m.block?.height === 3) + 1);
+      for (const m of upTo3) await post(svc, m.path, JSON.parse(m.body));
+      await svc.service.push!.publisher!.idle();
+      const b2 = blockBody(messages, 2);
+      const b4 = blockBody(messages, 4);
+      // a sibling of block 3 carrying block 4's txs: stored, not canonical
+      const sibling = variant(b4, 'sibling3', b2, (b4.transactions as Body[]).map((t) => t.txid), 3);
+      const { decodeTx } = await import('../src/chain/tx.js');
+      // principals of a block message's txs other than their senders (the senders' balances were already pushed for
+      // orphaned txs): recipients, transfer parties, called and deployed contracts
+      const parties = (b: Body) => {
+        const out = new Set<string>();
+        for (const e of b.events as Body[]) {
+          const x = e.stx_transfer_event ?? e.ft_transfer_event ?? e.nft_transfer_event ?? {};
+          if (x.sender) out.add(x.sender);
+          if (x.recipient) out.add(x.recipient);
+        }
+        for (const t of b.transactions as Body[]) {
+          const d = decodeTx(t.raw_tx);
+          for (const p of [d.contractCallContractId, d.smartContractContractId, d.tokenTransferRecipient]) if (p) out.add(p);
+        }
+        return out;
+      };
+      const before = new Set<string>();
+      for (const m of upTo3.filter((x) => x.path === '/new_block')) {
+        const b = JSON.parse(m.body) as Body;
+        for (const p of parties(b)) before.add(p);
+        for (const t of b.transactions as Body[]) before.add(decodeTx(t.raw_tx).senderAddress);
+      }
+      const touched = new Set([...parties(sibling)].filter((p) => !before.has(p)));
+      expect(touched.size).toBeGreaterThan(0);
+      const rooms = [...touched].map((p) => `address-stx-balance:${p}`);
+      const socket = connect(svc.api, { path: '/socket.io/', transports: ['websocket'], query: { subscriptions: rooms.join(',') }, reconnection: false });
+      const got: string[] = [];
+      socket.onAny((event: string) => got.push(event));
+      await new Promise<void>((resolve, reject) => {
+        socket.once('connect', () => resolve());
+        socket.once('connect_error', reject);
+      });
+      await post(svc, '/new_block', sibling);
+      expect((await get(svc, `/extended/v1/block/${sibling.block_hash}`)).canonical).toBe(false);
+      await svc.service.push!.publisher!.idle();
+      expect(await socket.timeout(5000).emitWithAck('subscribe', 'block')).toBeNull();
+      socket.disconnect();
+      // each principal first touched by the non-canonical block gets its balance (at the block's height)
+      expect([...new Set(got.filter((e) => e.startsWith('address-stx-balance:')))].sort()).toEqual(rooms.sort());
+    } finally {
+      await svc.stop();
+    }
+  }, 120_000);
+});

@@ -200,6 +200,7 @@ export async function buildMessages(
   let candidates: string[] = [];
   let balanceHeight: { height: number; burnHeight: number } | undefined;
   let anchoredBlock: string | undefined;
+  let touchedOnly: string[] = [];
 
   switch (u.kind) {
     case 'block': {
@@ -236,6 +237,9 @@ export async function buildMessages(
       candidates = uniq([...u.txs.map((t) => t.tx_id), ...result.txIds, ...movedTxs.map((r) => r.tx_id)]);
       balanceHeight = { height: b.block_height, burnHeight: b.burn_block_height };
       if (b.canonical) anchoredBlock = b.index_block_hash;
+      // The reference notifies the principals of every stored block, canonical or not: a non-canonical block's
+      // principals get their balance at its height (its txs are no canonical address-transaction).
+      else touchedOnly = touchedPrincipals(u);
       break;
     }
     case 'microblocks': {
@@ -286,7 +290,7 @@ export async function buildMessages(
   const last = await lastPayloads(log, [...shapes.keys()].map(rooms.transaction), memo, stored);
   const changed = [...shapes.keys()].filter((id) => last.get(rooms.transaction(id)) !== digest([shapes.get(id)]));
   for (const id of changed) memo?.set(rooms.transaction(id), [shapes.get(id)]);
-  if (!changed.length) return out;
+  if (!changed.length && !touchedOnly.length) return out;
 
   // Mempool entries and exits.
   // and mined placements (canonical) of the changed txs: one round trip
@@ -361,6 +365,7 @@ export async function buildMessages(
     note(s.sender_address as string, undefined);
   }
 
+  for (const p of touchedOnly) note(p, undefined);
   // the per-principal reads (balance, STX flows) only for principals someone follows
   const principals: string[] = [];
   for (const p of principalsOrder) {
@@ -457,4 +462,32 @@ function mempoolPrincipals(r: MempoolPrincipals): string[] {
       (x): x is string => !!x,
     ),
   );
+}
+
+/**
+ * The principals the reference's emitAddressTxUpdates considers touched by a block's txs, in its order: the sender,
+ * STX lock holders, STX / FT / NFT transfer parties, the deployed contract, the called contract, the token transfer
+ * recipient.
+ */
+function touchedPrincipals(u: Extract<ChainUpdate, { kind: 'block' }>): string[] {
+  const out: string[] = [];
+  const add = (p: string | null | undefined) => {
+    if (p && !out.includes(p)) out.push(p);
+  };
+  for (const t of u.txs) {
+    add(t.sender_address);
+    const evs = u.events.filter((e) => e.tx_id === t.tx_id);
+    for (const e of evs) if (e.event_type === 'stx_lock') add(e.locked_address);
+    for (const type of ['stx_asset', 'fungible_token_asset', 'non_fungible_token_asset']) {
+      for (const e of evs) {
+        if (e.event_type !== type) continue;
+        add(e.sender);
+        add(e.recipient);
+      }
+    }
+    add(t.smart_contract_contract_id);
+    add(t.contract_call_contract_id);
+    add(t.token_transfer_recipient);
+  }
+  return out;
 }
