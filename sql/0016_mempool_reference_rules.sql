@@ -130,7 +130,8 @@ BEGIN
     WHERE m.tx_id = ANY(v_ids) AND NOT m.pruned
       AND EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = m.tx_id AND t.canonical AND t.microblock_canonical);
   PERFORM mempool_replace_by_fee(v_revived || v_inserted, true);
-  RETURN v_revived || v_inserted;
+  -- in the order they came
+  RETURN ARRAY(SELECT x FROM unnest(v_ids) WITH ORDINALITY AS u(x, i) WHERE x = ANY(v_revived || v_inserted) ORDER BY i);
 END
 $$;
 
@@ -183,6 +184,7 @@ DECLARE
   v_id  bigint;
   v_seq bigint;
   v_ids text[];
+  v_new text[];
 BEGIN
   PERFORM pg_advisory_xact_lock(7355609); -- MEMPOOL_LOCK of src/store/ingest.ts
   INSERT INTO event_log (path, body_sha256, body) VALUES (p_path, p_sha, p_body)
@@ -192,10 +194,14 @@ BEGIN
     RETURN json_build_object('id', NULL, 'tx_ids', '{}'::text[]);
   END IF;
   v_ids := mempool_insert(p_txs, COALESCE((SELECT max(block_height) FROM blocks WHERE canonical), 0), v_seq);
+  -- the txs seen for the first time (the others were revived): the reference announces those to the mempool room
+  v_new := ARRAY(SELECT x FROM unnest(v_ids) WITH ORDINALITY AS u(x, i)
+    WHERE EXISTS (SELECT 1 FROM mempool_txs m WHERE m.tx_id = u.x AND m.seq = v_seq) ORDER BY i);
   IF p_outbox THEN
     PERFORM push_outbox_record(v_id, 'mempool', NULL, v_ids);
+    UPDATE push_outbox SET result = result || jsonb_build_object('newMempoolTxs', to_jsonb(v_new)) WHERE event_id = v_id;
   END IF;
-  RETURN json_build_object('id', v_id, 'tx_ids', v_ids);
+  RETURN json_build_object('id', v_id, 'tx_ids', v_ids, 'new_tx_ids', v_new);
 END
 $$;
 

@@ -257,3 +257,43 @@ describe('reference rules on generated chains: push', () => {
     }
   }, 120_000);
 });
+
+describe('reference rules on generated chains: mempool room', () => {
+  it('announces every tx seen for the first time, even one replaced at once or already mined, never a revived one again', async () => {
+    const { io: connect } = await import('socket.io-client');
+    const { gen, messages } = await generate('rules-mempool-room', 4);
+    const svc = await startTestService();
+    try {
+      const upTo3 = messages.slice(0, messages.findIndex((m) => m.path === '/new_block' && m.block?.height === 3) + 1);
+      for (const m of upTo3) await post(svc, m.path, JSON.parse(m.body));
+      await svc.service.push!.publisher!.idle();
+      const socket = connect(svc.api, { path: '/socket.io/', transports: ['websocket'], query: { subscriptions: 'mempool' }, reconnection: false });
+      const got: { tx_id: string; tx_status: string }[] = [];
+      socket.on('mempool', (tx: { tx_id: string; tx_status: string }) => got.push({ tx_id: tx.tx_id, tx_status: tx.tx_status }));
+      await new Promise<void>((resolve, reject) => {
+        socket.once('connect', () => resolve());
+        socket.once('connect_error', reject);
+      });
+      const minedIn2 = messages.find((m) => m.path === '/new_block' && m.block?.height === 2)!.txs[1];
+      const [, userA] = messages.find((m) => m.path === '/new_block' && m.block?.height === 4)!.txs;
+      const twin: GeneratedTx = await (gen as unknown as { lowerFeeTwin(t: GeneratedTx): Promise<GeneratedTx> }).lowerFeeTwin(userA);
+      await post(svc, '/new_mempool_tx', [minedIn2.rawTx]); // already mined: stored pruned, still announced
+      await post(svc, '/new_mempool_tx', [userA.rawTx]);
+      await post(svc, '/new_mempool_tx', [twin.rawTx]); // lower fee, same nonce: replaced at once
+      await post(svc, '/drop_mempool_tx', { dropped_txids: [userA.txId], reason: 'TooExpensive', new_txid: null });
+      // revived (a body of its own: an identical message is a re-delivery, ignored): not announced again
+      await post(svc, '/new_mempool_tx', [userA.rawTx, minedIn2.rawTx]);
+      await svc.service.push!.publisher!.idle();
+      expect(await socket.timeout(5000).emitWithAck('subscribe', 'block')).toBeNull();
+      socket.disconnect();
+      expect(got).toEqual([
+        { tx_id: minedIn2.txId, tx_status: 'pending' },
+        { tx_id: userA.txId, tx_status: 'pending' },
+        { tx_id: twin.txId, tx_status: 'dropped_replace_by_fee' },
+      ]);
+      expect((await get(svc, `/extended/v1/tx/${userA.txId}`)).tx_status).toBe('pending');
+    } finally {
+      await svc.stop();
+    }
+  }, 120_000);
+});

@@ -290,13 +290,16 @@ export async function buildMessages(
   const last = await lastPayloads(log, [...shapes.keys()].map(rooms.transaction), memo, stored);
   const changed = [...shapes.keys()].filter((id) => last.get(rooms.transaction(id)) !== digest([shapes.get(id)]));
   for (const id of changed) memo?.set(rooms.transaction(id), [shapes.get(id)]);
-  if (!changed.length && !touchedOnly.length) return out;
+  // mempool messages: the reference announces each tx it sees for the first time to the mempool room, in its mempool
+  // shape, even when it is at once replaced or found mined (pruned)
+  const newPool = u.kind === 'mempool' ? result.newMempoolTxs : undefined;
+  if (!changed.length && !touchedOnly.length && !newPool?.length) return out;
 
   // Mempool entries and exits.
   // and mined placements (canonical) of the changed txs: one round trip
   const [mempoolRows, mined] = await Promise.all([
     sql<(MempoolDbRow & MempoolPrincipals & { pruned: boolean })[]>`
-      SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ANY(${changed})`,
+      SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ANY(${uniq([...changed, ...(newPool ?? [])])})`,
     sql<TxRowFull[]>`
       SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x
       WHERE x.tx_id = ANY(${changed}) AND x.canonical AND x.microblock_canonical`,
@@ -316,8 +319,14 @@ export async function buildMessages(
   for (const id of changed) {
     const tx = shapes.get(id)!;
     const row = mempoolById.get(id);
-    if (u.kind === 'mempool' && row && !row.pruned) out.push({ room: rooms.mempool, event: rooms.mempool, args: [tx] });
+    if (u.kind === 'mempool' && row && (newPool ? newPool.includes(id) : !row.pruned)) {
+      out.push({ room: rooms.mempool, event: rooms.mempool, args: [mempoolTxJson(row)] });
+    }
     out.push({ room: rooms.transaction(id), event: rooms.transaction(id), args: [tx] });
+  }
+  for (const id of newPool ?? []) {
+    const row = mempoolById.get(id);
+    if (row && !changed.includes(id)) out.push({ room: rooms.mempool, event: rooms.mempool, args: [mempoolTxJson(row)] });
   }
 
   // address-mempool: entered (pending) or left (mined, dropped, replaced) the mempool.

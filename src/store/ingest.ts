@@ -26,6 +26,8 @@ export interface IngestResult {
   txIds: string[];
   /** txs of unconfirmed microblocks orphaned by a microblock fork */
   unconfirmedOrphans: string[];
+  /** mempool messages: the txs seen for the first time (txIds also holds revived ones) */
+  newMempoolTxs?: string[];
   /** set when a valid message was logged but, as the reference does, not applied */
   ignoredReason?: string;
 }
@@ -588,11 +590,12 @@ async function ingestBurnBlock(sql: Sql, path: string, body: string, u: Extract<
  * duplicate) and the txs it changed.
  */
 async function mempoolFunction(sql: Sql, u: ChainUpdate, call: string, params: unknown[]): Promise<IngestResult> {
-  const [row] = await sql.unsafe<{ r: { id: number | null; tx_ids: string[] } }[]>(`SELECT ${call} AS r`, params as never[], {
+  const [row] = await sql.unsafe<{ r: { id: number | null; tx_ids: string[]; new_tx_ids?: string[] } }[]>(`SELECT ${call} AS r`, params as never[], {
     prepare: true,
   });
   const result = emptyResult(u, row?.r.id ?? null);
   result.txIds.push(...(row?.r.tx_ids ?? []));
+  if (row?.r.new_tx_ids) result.newMempoolTxs = row.r.new_tx_ids;
   return result;
 }
 
