@@ -20,6 +20,9 @@ ALTER TABLE chain_state ADD COLUMN IF NOT EXISTS tip_burn_block_height bigint;
 UPDATE chain_state SET tip_burn_block_height = (SELECT burn_block_height FROM blocks WHERE canonical ORDER BY block_height DESC LIMIT 1);
 CREATE INDEX IF NOT EXISTS mempool_sponsor_nonce ON mempool_txs (sponsor_address, nonce);
 CREATE INDEX IF NOT EXISTS mempool_receipt_height ON mempool_txs (receipt_block_height) WHERE NOT pruned;
+-- replace-by-fee looks up the mined txs of a payer+nonce at every block (a miner's coinbase group included)
+CREATE INDEX IF NOT EXISTS txs_sender_nonce ON txs (sender_address, nonce);
+CREATE INDEX IF NOT EXISTS txs_sponsor_nonce ON txs (sponsor_address, nonce) WHERE sponsor_address IS NOT NULL;
 
 CREATE OR REPLACE FUNCTION tip_burn_height_raise(p_height bigint) RETURNS void LANGUAGE sql AS $$
   INSERT INTO chain_state (id, tip_burn_block_height) VALUES (1, p_height)
