@@ -297,3 +297,70 @@ describe('reference rules on generated chains: mempool room', () => {
     }
   }, 120_000);
 });
+
+describe('reference rules on generated chains: a fork with mempool traffic', () => {
+  it('txs of the losing branch: pruned with their nonce group when the winner is restored, so the ReplaceAcrossFork drop finds nothing to drop', async () => {
+    const gen = new ChainGenerator({ blocks: 12, txsPerBlock: 4, seed: 'rules-fork', forks: true, forkEvery: 4, forkDepth: 2, microblocks: false, mempool: true });
+    const messages: GeneratedMessage[] = [];
+    for await (const m of gen.messages()) messages.push(m);
+    const svc = await startTestService();
+    try {
+      const drops = messages.filter((m) => m.path === '/drop_mempool_tx' && (JSON.parse(m.body) as Body).reason === 'ReplaceAcrossFork');
+      expect(drops.length).toBeGreaterThan(0);
+      const { decodeTx } = await import('../src/chain/tx.js');
+      const key = (raw: string) => {
+        const d = decodeTx(raw);
+        return `${d.sponsored ? d.sponsorAddress : d.senderAddress}/${d.nonce}`;
+      };
+      const outcomes = new Set<string>();
+      const ghosts: string[] = [];
+      let sent = 0;
+      for (const d of drops) {
+        const at = messages.indexOf(d);
+        // the state right after the node's drop
+        for (; sent <= at; sent++) await post(svc, messages[sent].path, JSON.parse(messages[sent].body));
+        // the winning branch (the block that ended the reorg is the last one before the drop) and the losing one
+        const winning = messages.slice(0, at).filter((m) => m.path === '/new_block' && m.block!.finallyCanonical).slice(-3);
+        const losing = messages.slice(0, at).filter((m) => m.path === '/new_block' && !m.block!.finallyCanonical).slice(-2);
+        const heightOf = new Map<string, { height: number; txId: string }>();
+        for (const m of winning) for (const t of (JSON.parse(m.body) as Body).transactions as Body[]) heightOf.set(key(t.raw_tx), { height: m.block!.height, txId: t.txid });
+        const lastHeight = winning.at(-1)!.block!.height;
+        for (const id of (JSON.parse(d.body) as Body).dropped_txids as string[]) {
+          const lostIn = losing.find((m) => m.txs.some((t) => t.txId === id))!;
+          const k = key(lostIn.txs.find((t) => t.txId === id)!.rawTx);
+          const w = heightOf.get(k);
+          const t = await get(svc, `/extended/v1/tx/${id}`);
+          // the reorg restores level by level from the top: at each height the losing block's txs (and their nonce
+          // group) return to the mempool, then the winning block's txs (and their nonce group) are pruned
+          if (w && w.height === lastHeight) {
+            // pruned with the new block's txs, then replaced by fee by the mined winner
+            expect([t.tx_status, t.replaced_by_tx_id]).toEqual(['dropped_replace_by_fee', w.txId]);
+          } else if (w && w.height <= lostIn.block!.height) {
+            // restored, then pruned (status kept) with the winner at the same or a lower level: the drop finds it pruned
+            expect(t.tx_status).toBe('pending');
+          } else {
+            // still pending when the node drops it
+            expect(t.tx_status).toBe('dropped_replace_across_fork');
+          }
+          outcomes.add(t.tx_status);
+          if (w && w.height > lostIn.block!.height && w.height !== lastHeight) {
+            // the winner, mined higher, was pruned first, then restored with this tx's nonce group: listed as pending
+            // in the mempool though mined
+            expect((await get(svc, `/extended/v1/tx/${w.txId}`)).tx_status).toBe('success');
+            const pool = await get(svc, `/extended/v1/address/${k.split('/')[0]}/mempool?limit=50`);
+            expect((pool.results as Body[]).map((r) => r.tx_id)).toContain(w.txId);
+            ghosts.push(w.txId);
+          }
+        }
+      }
+      expect([...outcomes].sort()).toEqual(['dropped_replace_across_fork', 'pending']);
+      expect(ghosts.length).toBeGreaterThan(0);
+      // and none of them is counted in the mempool
+      const pool = await get(svc, '/extended/v1/tx/mempool?limit=50');
+      const dropped = new Set(drops.flatMap((d) => (JSON.parse(d.body) as Body).dropped_txids as string[]));
+      expect((pool.results as Body[]).filter((t) => dropped.has(t.tx_id))).toEqual([]);
+    } finally {
+      await svc.stop();
+    }
+  }, 120_000);
+});
