@@ -352,6 +352,13 @@ describe('reference rules on generated chains: a fork with mempool traffic', () 
             ghosts.push(w.txId);
           }
         }
+        // every tx of an orphaned block returns to the mempool, its coinbase too (the node drops user txs only)
+        const listed = ((await get(svc, '/extended/v1/tx/mempool?limit=50')).results as Body[]).map((r) => r.tx_id);
+        for (const m of losing) {
+          const coinbase = m.txs.find((t) => t.type === 'coinbase')!;
+          expect((await get(svc, `/extended/v1/tx/${coinbase.txId}`)).tx_status).toBe('pending');
+          expect(listed).toContain(coinbase.txId);
+        }
       }
       expect([...outcomes].sort()).toEqual(['dropped_replace_across_fork', 'pending']);
       expect(ghosts.length).toBeGreaterThan(0);
