@@ -238,8 +238,17 @@ export async function buildMessages(
       balanceHeight = { height: b.block_height, burnHeight: b.burn_block_height };
       if (b.canonical) anchoredBlock = b.index_block_hash;
       // The reference notifies the principals of every stored block, canonical or not: a non-canonical block's
-      // principals get their balance at its height (its txs are no canonical address-transaction).
-      else touchedOnly = touchedPrincipals(u);
+      // principals get their balance at its height (its txs are no canonical address-transaction), the lock state
+      // judged at the burn height of the canonical block at that height (none: no balance, as the reference fails).
+      else {
+        const [c] = await sql<{ burn_block_height: number }[]>`
+          SELECT burn_block_height FROM blocks WHERE canonical AND block_height = LEAST(${b.block_height},
+            (SELECT max(block_height) FROM blocks WHERE canonical))`;
+        if (c) {
+          touchedOnly = touchedPrincipals(u);
+          balanceHeight = { height: b.block_height, burnHeight: c.burn_block_height };
+        }
+      }
       break;
     }
     case 'microblocks': {
