@@ -371,3 +371,36 @@ describe('reference rules on generated chains: a fork with mempool traffic', () 
     }
   }, 120_000);
 });
+
+describe('reference rules: estimated balance', () => {
+  it('a pending sponsored transfer costs its sender amount + fee and its sponsor the fee again, as the reference sums them', async () => {
+    const { makeSTXTokenTransfer, sponsorTransaction } = await import('@stacks/transactions');
+    const { gen, messages } = await generate('rules-sponsored', 2);
+    const svc = await startTestService();
+    try {
+      for (const m of messages) await post(svc, m.path, JSON.parse(m.body));
+      const accounts = (gen as unknown as { accounts: { key: string; address: string }[] }).accounts;
+      const [sender, sponsor, recipient] = [accounts[5], accounts[6], accounts[7]];
+      const tx = await makeSTXTokenTransfer({
+        recipient: recipient.address,
+        amount: 1000n,
+        senderKey: sender.key,
+        network: 'testnet',
+        sponsored: true,
+        fee: 0,
+        nonce: 900, // far ahead: no mined tx shares it
+      });
+      const sponsored = await sponsorTransaction({ transaction: tx, sponsorPrivateKey: sponsor.key, fee: 300, sponsorNonce: 900, network: 'testnet' });
+      const before = {
+        sender: BigInt((await get(svc, `/extended/v1/address/${sender.address}/stx`)).balance),
+        sponsor: BigInt((await get(svc, `/extended/v1/address/${sponsor.address}/stx`)).balance),
+      };
+      await post(svc, '/new_mempool_tx', ['0x' + sponsored.serialize()]);
+      const est = async (a: string) => BigInt((await get(svc, `/extended/v1/address/${a}/stx`)).estimated_balance);
+      expect(await est(sender.address)).toBe(before.sender - 1000n - 300n);
+      expect(await est(sponsor.address)).toBe(before.sponsor - 300n);
+    } finally {
+      await svc.stop();
+    }
+  }, 120_000);
+});
