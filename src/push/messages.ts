@@ -395,7 +395,11 @@ export async function buildMessages(
     const bh = balanceHeight;
     // every read at once (pipelined), then the messages in the reference's order
     const sortedTxs = principals.map((p) =>
-      (txsOf.get(p) ?? []).slice().sort((a, b) => b.block_height - a.block_height || b.tx_index - a.tx_index),
+      // the reference's order: height, then tx index, descending; ties (a microblock tx and an anchored one with the
+      // same index) keep its query order, microblock sequence descending
+      (txsOf.get(p) ?? [])
+        .slice()
+        .sort((a, b) => b.block_height - a.block_height || b.tx_index - a.tx_index || b.microblock_sequence - a.microblock_sequence),
     );
     const [balanceList, lastBalance, fulls] = await Promise.all([
       Promise.all(principals.map((p) => stxBalance(sql, p, bh.height, bh.burnHeight, false))),
