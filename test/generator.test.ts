@@ -192,7 +192,7 @@ describe('a generated chain with forks replayed into the service', () => {
   it('moves the losing branch transactions out of the chain and drops them from the mempool', async () => {
     const drop = chain.messages.find((m) => m.path === '/drop_mempool_tx' && JSON.parse(m.body).reason === 'ReplaceAcrossFork')!;
     expect(drop).toBeDefined();
-    // The reference's rules (sql/0016): a losing-branch tx is pruned (status kept: pending) when a winning tx with its
+    // The reference's rules (sql/0017): a losing-branch tx is pruned (status kept: pending) when a winning tx with its
     // payer+nonce is restored at its level or below, replaced by fee when the block that ends the reorg mines one, and
     // dropped across fork by the node otherwise; in no case mined or listed in the mempool.
     for (const t of drop.txs) {

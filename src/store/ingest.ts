@@ -451,7 +451,7 @@ async function ingestBlock(tx: Tx, path: string, body: string, u: BlockUpdate): 
   return result;
 }
 
-// The reference's mempool steps (sql/0016_mempool_reference_rules.sql); the caller holds MEMPOOL_LOCK.
+// The reference's mempool steps (sql/0017_mempool_reference_rules.sql); the caller holds MEMPOOL_LOCK.
 
 /** Mined txs leave the mempool with their payer+nonce group (pruned, status kept). */
 async function mempoolPrune(tx: Tx, ids: string[]): Promise<void> {
@@ -569,7 +569,7 @@ async function ingestBurnBlock(sql: Sql, path: string, body: string, u: Extract<
        FROM json_populate_record(NULL::burn_blocks, $4::text::json) r, log
        ON CONFLICT DO NOTHING
      ), tip AS (
-       -- the reference's chain_tip.burn_block_height: raised by every higher burn block (sql/0016)
+       -- the reference's chain_tip.burn_block_height: raised by every higher burn block (sql/0017)
        INSERT INTO chain_state (id, tip_burn_block_height) VALUES (1, ($4::text::json->>'burn_block_height')::bigint)
        ON CONFLICT (id) DO UPDATE
          SET tip_burn_block_height = GREATEST(chain_state.tip_burn_block_height, EXCLUDED.tip_burn_block_height)

@@ -269,7 +269,7 @@ BEGIN
 
   PERFORM tip_burn_height_set((p_block->>'burn_block_height')::bigint);
 
-  -- the mempool, as the reference does for a canonical block (sql/0016_mempool_reference_rules.sql)
+  -- the mempool, as the reference does for a canonical block (sql/0017_mempool_reference_rules.sql)
   PERFORM pg_advisory_xact_lock(7355609); -- MEMPOOL_LOCK of src/store/ingest.ts
   PERFORM mempool_prune(p_tx_ids);
   v_gc := mempool_garbage_collect(v_tip_height, v_tip_nakamoto);
