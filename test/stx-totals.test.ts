@@ -9,7 +9,7 @@ import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
 import { ObserverPipeline } from '../src/observer/pipeline.js';
 import { createLogger } from '../src/logger.js';
-import { stxBalance } from '../src/api/routes/addresses.js';
+import { stxBalance } from '../src/api/views.js';
 import { migrate } from '../src/store/migrate.js';
 import { ChainGenerator } from '../load/generate.js';
 import type { Sql } from '../src/store/connect.js';

@@ -5,13 +5,9 @@ import { Router, type HttpRequest } from '../http/router.js';
 import { httpError, type HttpResponse } from '../http/response.js';
 import { mapUnavailable } from '../http/errors.js';
 import type { ApiContext } from './context.js';
-import { registerStatusRoutes } from './routes/status.js';
-import { registerBlocksRoutes } from './routes/blocks.js';
-import { registerTxsRoutes } from './routes/txs.js';
-import { registerEventsRoutes } from './routes/events.js';
-import { registerAddressesRoutes } from './routes/addresses.js';
-import { registerDocsRoutes } from './routes/docs.js';
-import { registerPushStatusRoute } from './routes/push-status.js';
+import { registerEndpoints } from './endpoint.js';
+import { allEndpoints } from './endpoints.js';
+import { registerDocsPage } from './routes/docs.js';
 import { registerDashboardRoutes } from './routes/dashboard.js';
 import { ApiCache } from './cache.js';
 import type { AccessControl } from '../auth/access.js';
@@ -41,13 +37,8 @@ export function createApiApp(
     trustProxy: opts.trustProxy,
     mapError: mapUnavailable,
   });
-  registerStatusRoutes(router, ctx);
-  registerBlocksRoutes(router, ctx);
-  registerTxsRoutes(router, ctx);
-  registerEventsRoutes(router, ctx);
-  registerAddressesRoutes(router, ctx);
-  registerDocsRoutes(router, ctx);
-  registerPushStatusRoute(router, opts.pushMetrics ?? (() => undefined));
+  registerEndpoints(router, { ...ctx, pushMetrics: opts.pushMetrics ?? ctx.pushMetrics }, allEndpoints());
+  registerDocsPage(router);
   registerDashboardRoutes(router);
   router.onRequest(rejectNulParameters);
   opts.access?.install(router); // keys and rate limits: before the cache, so cached answers are counted too

@@ -1,10 +1,12 @@
 import type { Logger } from 'pino';
 import type { Sql } from '../store/connect.js';
 
-/** What every REST route module gets. */
+/** What every endpoint handler gets. */
 export interface ApiContext {
   /** read connection (DATABASE_READ_URL or the main one) */
   sql: Sql;
   log: Logger;
   serverVersion: string;
+  /** the push server's counters (GET /extended/v1/status/push); undefined where push does not run */
+  pushMetrics?: () => object | undefined;
 }

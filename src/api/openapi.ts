@@ -5,15 +5,14 @@
 import { z } from 'zod';
 import { stringify as toYaml } from 'yaml';
 import { components, ErrorResponse } from './schemas/common.js';
-import { OPERATIONS, TAGS, type ErrorStatus, type Operation } from './schemas/operations.js';
-import { ETAG_ROUTES } from './cache.js';
+import { allEndpoints, TAGS } from './endpoints.js';
+import type { Endpoint, ErrorStatus } from './endpoint.js';
 
 type Json = Record<string, unknown>;
 
 export interface OpenApiDocument {
   openapi: '3.1.0';
   info: { title: string; version: string; description: string };
-  jsonSchemaDialect: string;
   tags: { name: string; description: string }[];
   paths: Record<string, Record<string, Json>>;
   security: Record<string, string[]>[];
@@ -49,9 +48,9 @@ function paramSchema(s: z.ZodType): { schema: Json; description?: string; requir
   return { schema: json, description, required: !s.safeParse(undefined).success };
 }
 
-function parameters(op: Operation): Json[] {
+function parameters(op: Endpoint): Json[] {
   const out: Json[] = [];
-  for (const [where, obj] of [['path', op.pathParams], ['query', op.query]] as const) {
+  for (const [where, obj] of [['path', op.params], ['query', op.query]] as const) {
     if (!obj) continue;
     for (const [name, s] of Object.entries(obj.shape)) {
       const p = paramSchema(s as z.ZodType);
@@ -72,8 +71,14 @@ const ERROR_DESCRIPTIONS: Record<ErrorStatus | 401 | 429, string> = {
   400: 'Malformed parameter (the message names it)',
   401: 'The `x-api-key` header holds an unknown or revoked key',
   404: 'Not found',
+  405: 'Method not allowed',
+  409: 'Conflict',
+  413: 'Request body too large',
+  500: 'Internal error',
+  502: 'The node broke the connection',
+  504: 'The node did not answer in time',
   429: 'Rate limit exceeded (send an API key for higher limits)',
-  503: 'The database is unreachable; retry later',
+  503: 'The database (or, for node calls, every node) is unreachable; retry later',
 };
 
 /** Answers any route may give: the access check runs before every handler. */
@@ -83,17 +88,17 @@ function jsonContent(ref: string): Json {
   return { 'application/json': { schema: { $ref: COMPONENT_PREFIX + ref } } };
 }
 
-function responses(op: Operation): Json {
+function responses(op: Endpoint): Json {
   const out: Json = {};
-  const etag = ETAG_ROUTES.has(op.path);
-  if (op.ok) {
+  const etag = op.cachePolicy !== 'none';
+  if (op.response) {
     out['200'] = {
-      description: op.ok.description,
+      description: op.responseDescription ?? 'OK',
       ...(etag ? { headers: { ETag: { description: 'Changes whenever the chain or mempool state changes', schema: { type: 'string' } } } } : {}),
-      content: jsonContent(componentId(op.ok.schema)),
+      content: jsonContent(componentId(op.response)),
     };
   }
-  if (op.okText) out['200'] = { description: op.okText.description, content: { [op.okText.contentType]: { schema: { type: 'object' } } } };
+  if (op.text) out['200'] = { description: op.text.description, content: { [op.text.contentType]: { schema: { type: 'object' } } } };
   if (op.redirect) {
     out[String(op.redirect.status)] = {
       description: op.redirect.description,
@@ -102,13 +107,21 @@ function responses(op: Operation): Json {
   }
   if (etag) out['304'] = { description: 'Not modified (`If-None-Match` holds the current ETag)' };
   const errorRef = componentId(ErrorResponse);
-  const statuses = [...new Set([...op.errors, ...ACCESS_ERRORS])].sort((a, b) => a - b);
+  const statuses = [...new Set([...(op.errors ?? []), ...ACCESS_ERRORS])].sort((a, b) => a - b);
   for (const status of statuses) {
     const r: Json = { description: ERROR_DESCRIPTIONS[status], content: jsonContent(errorRef) };
     if (status === 503 || status === 429) r.headers = { 'Retry-After': { description: 'Seconds', schema: { type: 'integer' } } };
     out[String(status)] = r;
   }
   return out;
+}
+
+function bodySchema(s: z.ZodType): Json {
+  const meta = components.get(s);
+  if (meta) return { $ref: COMPONENT_PREFIX + meta.id };
+  const json = z.toJSONSchema(s, { io: 'input', unrepresentable: 'any', override: dropSafeIntBounds }) as Json;
+  delete json.$schema;
+  return json;
 }
 
 function componentSchemas(): Record<string, Json> {
@@ -128,7 +141,8 @@ function componentSchemas(): Record<string, Json> {
 /** Builds the document (pure; a few milliseconds). */
 export function buildOpenApiDocument(opts: { version: string }): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
-  for (const op of OPERATIONS) {
+  for (const op of allEndpoints()) {
+    if (op.hidden) continue;
     const p = openApiPath(op.path);
     const entry: Json = {
       operationId: op.operationId,
@@ -139,8 +153,11 @@ export function buildOpenApiDocument(opts: { version: string }): OpenApiDocument
     };
     const ps = parameters(op);
     if (ps.length) entry.parameters = ps;
+    if (op.body) entry.requestBody = { required: true, content: { 'application/json': { schema: bodySchema(op.body) } } };
     entry.responses = responses(op);
-    (paths[p] ??= {})[op.method] = entry;
+    if (op.servedBy) entry['x-served-by'] = op.servedBy;
+    const methods = op.method === 'ANY' ? ['get', 'post'] : [op.method.toLowerCase()];
+    for (const m of methods) (paths[p] ??= {})[m] = { ...entry, operationId: methods.length > 1 ? `${op.operationId}_${m}` : op.operationId };
   }
   const doc: OpenApiDocument = {
     openapi: '3.1.0',
@@ -152,7 +169,6 @@ export function buildOpenApiDocument(opts: { version: string }): OpenApiDocument
         'API. Errors are always JSON `{statusCode, error, message}`. Amounts are decimal strings; hashes are 0x-prefixed ' +
         'lower-case hex.',
     },
-    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     tags: TAGS.map((t) => ({ ...t })),
     paths,
     // the key is optional: anonymous calls are served under the anonymous rate limit

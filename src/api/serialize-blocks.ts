@@ -150,3 +150,15 @@ function countsOf(hashes: string[], txCounts: Map<string, number>): Record<strin
   for (const h of hashes) out[h] = txCounts.get(h) ?? 0;
   return out;
 }
+
+/** A legacy block from its row and the extras read with it (store/blocks.ts v1BlockExtras). */
+export function v1BlockJson(
+  b: BlockDbRow,
+  extras: { txs: Map<string, string[]>; microblocks: MicroblockMetaRow[]; counts: Map<string, number> },
+  single: boolean,
+): Record<string, unknown> {
+  const mbs = single
+    ? singleBlockMicroblocks(b, extras.microblocks, extras.counts)
+    : listBlockMicroblocks(b, extras.microblocks, extras.counts);
+  return blockV1Json(b, { txs: extras.txs.get(b.index_block_hash) ?? [], ...mbs });
+}

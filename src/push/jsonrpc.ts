@@ -7,7 +7,7 @@
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import type { Sql } from '../store/connect.js';
-import { isPrincipal, TX_ID_RE } from '../api/params.js';
+import { isPrincipal, TX_ID_RE } from '../api/schemas/params.js';
 import { rooms } from './topics.js';
 import { messagesAfter, type PublishedMessage } from './log.js';
 import type { AccessControl } from '../auth/access.js';

@@ -34,3 +34,16 @@ export function readFixture(name: string): FixtureLine[] {
 export function readGolden<T = unknown>(file: string): T {
   return JSON.parse(readFileSync(path.join(FIXTURES_DIR, 'golden', file), 'utf8')) as T;
 }
+
+/** fixtures/golden-ext: the reference's answers for the endpoint families being added (golden-ext/README.md). */
+export function readGoldenExt<T = unknown>(file: string): T {
+  return JSON.parse(readFileSync(path.join(FIXTURES_DIR, 'golden-ext', file), 'utf8')) as T;
+}
+
+/** The golden-ext answer files (scenario names, `_empty-db` included). */
+export function goldenExtNames(): string[] {
+  return readdirSync(path.join(FIXTURES_DIR, 'golden-ext'))
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => f.slice(0, -5))
+    .sort();
+}

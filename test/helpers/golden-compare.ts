@@ -184,3 +184,274 @@ export function firstDifference(a: unknown, b: unknown, path = '$'): string {
   }
   return `${path}: ${JSON.stringify(a)?.slice(0, 160)}, want ${JSON.stringify(b)?.slice(0, 160)}`;
 }
+
+// ---------------------------------------------------------------------------------------------------------------------
+// fixtures/golden-ext (test/conformance-ext.test.ts): the same rules, with golden-ext/README.md's additions. Nothing
+// above is changed by them, so the golden/ suite compares exactly as before.
+
+/** A golden-ext entry: a GET is a bare path (as in golden/), a POST carries its JSON body. */
+export interface GoldenExtEntry {
+  request: string | { method: string; path: string; body: unknown };
+  status: number;
+  body: unknown;
+  /** present only when the body is not JSON (text/plain supply, empty redirect bodies) */
+  content_type?: string;
+  location?: string;
+}
+
+export interface ExtRequest {
+  method: string;
+  /** path and query */
+  path: string;
+  /** the JSON body of a POST */
+  body?: unknown;
+}
+
+export function extRequest(e: GoldenExtEntry): ExtRequest {
+  return typeof e.request === 'string' ? { method: 'GET', path: e.request } : { method: e.request.method.toUpperCase(), path: e.request.path, body: e.request.body };
+}
+
+/**
+ * The network the reference ran the scenario as (golden-ext/README.md: testnet streams with chain id 0x80000000, the
+ * mainnet ones with 0x00000001; the empty database as testnet): its own `POST /rosetta/v1/network/list` answer, else
+ * the principals the requests name (SP/SM mainnet, ST/SN testnet).
+ */
+export function goldenExtNetwork(golden: GoldenExtEntry[]): 'mainnet' | 'testnet' {
+  for (const e of golden) {
+    const r = extRequest(e);
+    const ids = (e.body as { network_identifiers?: { network?: unknown }[] } | null)?.network_identifiers;
+    if (r.method === 'POST' && r.path === '/rosetta/v1/network/list' && e.status === 200 && Array.isArray(ids)) {
+      const n = ids[0]?.network;
+      if (n === 'mainnet' || n === 'testnet') return n;
+    }
+  }
+  for (const e of golden) {
+    const m = /\/(S[PMTN])[0-9A-Z]{20,}/.exec(extRequest(e).path);
+    if (m) return m[1] === 'SP' || m[1] === 'SM' ? 'mainnet' : 'testnet';
+  }
+  return 'testnet';
+}
+
+/** Our answer as received: `body` is the parsed JSON when the text parses, the text otherwise (null when empty). */
+export interface ExtAnswer {
+  status: number;
+  location: string | null;
+  contentType: string | null;
+  body: unknown;
+}
+
+/** Canonical JSON (object keys sorted): structural equality, key order free, as a string. */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .sort()
+      .filter((k) => o[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * Where a list may hold items the reference orders arbitrarily among equals, and the tie key of an item there
+ * (undefined: the item ties with nothing, its place is exact).
+ *  - `/extended/v1/tokens/ft/{token}/holders`: `ORDER BY balance DESC` with no tie-breaker (golden-ext/README.md).
+ *  - tx lists: block 1's txs, where the boot block's txs were adopted with `tx_index + 1`, tie on tx_index and the
+ *    reference lists them in storage order (fixtures/README.md); Rosetta's block lists the same txs by hash.
+ */
+type TieKey = (item: unknown) => string | undefined;
+
+function txTieKey(txKeys: Map<string, string>): TieKey {
+  return (item) => {
+    if (!isObject(item)) return undefined;
+    const t = isObject(item.tx) ? item.tx : item;
+    // unanchored txs share block_hash '0x' and restart tx_index per microblock: the microblock keeps them apart
+    if (typeof t.tx_id === 'string' && typeof t.block_hash === 'string' && typeof t.tx_index === 'number') return `tx:${t.block_hash}:${t.microblock_hash}:${t.tx_index}`;
+    const id = isObject(item.transaction_identifier) ? item.transaction_identifier.hash : undefined;
+    return typeof id === 'string' ? txKeys.get(id) : undefined;
+  };
+}
+
+const holderTieKey: TieKey = (item) => (isObject(item) && typeof item.balance === 'string' ? `balance:${item.balance}` : undefined);
+
+const isHoldersPath = (p: string) => /^\/extended\/v1\/tokens\/ft\/[^/]+\/holders$/.test(p);
+
+/** What one golden-ext file tells about ties: every tied item the reference showed, per list path and tie key. */
+export interface GoldenExtContext {
+  /** `${path}\n${tieKey}` → canonical JSON of every item the reference listed there with that key */
+  tied: Map<string, Set<string>>;
+  /** tx id → its tie key (from the tx lists), for lists that name txs only by hash (Rosetta) */
+  txKeys: Map<string, string>;
+}
+
+/** The lists of an answer whose order may tie: [location name, items, tie key]. */
+function tieLists(path: string, body: unknown, ctx: Pick<GoldenExtContext, 'txKeys'>): { at: string; items: unknown[]; key: TieKey }[] {
+  if (!isObject(body)) return [];
+  const out: { at: string; items: unknown[]; key: TieKey }[] = [];
+  if (Array.isArray(body.results)) out.push({ at: 'results', items: body.results, key: isHoldersPath(path) ? holderTieKey : txTieKey(ctx.txKeys) });
+  if (path === '/rosetta/v1/block' && isObject(body.block) && Array.isArray(body.block.transactions)) {
+    out.push({ at: 'block.transactions', items: body.block.transactions, key: txTieKey(ctx.txKeys) });
+  }
+  return out;
+}
+
+export function goldenExtContext(golden: GoldenExtEntry[]): GoldenExtContext {
+  const ctx: GoldenExtContext = { tied: new Map(), txKeys: new Map() };
+  const key = txTieKey(new Map());
+  const collectTxKeys = (v: unknown): void => {
+    if (Array.isArray(v)) return v.forEach(collectTxKeys);
+    if (!isObject(v)) return;
+    const k = key(v);
+    if (k && typeof v.tx_id === 'string') ctx.txKeys.set(v.tx_id, k);
+    Object.values(v).forEach(collectTxKeys);
+  };
+  for (const e of golden) if (e.status === 200) collectTxKeys(e.body);
+  for (const e of golden) {
+    if (e.status !== 200) continue;
+    const path = extRequest(e).path.split('?')[0];
+    for (const list of tieLists(path, normalizeExt(path, e.body), ctx)) {
+      for (const item of list.items) {
+        const k = list.key(item);
+        if (k === undefined) continue;
+        const id = `${path}\n${list.at}\n${k}`;
+        let s = ctx.tied.get(id);
+        if (!s) ctx.tied.set(id, (s = new Set()));
+        s.add(canonicalJson(item));
+      }
+    }
+  }
+  return ctx;
+}
+
+/** golden-ext/README.md's values that are not comparable, removed (after fixtures/README.md's, stripVolatile). */
+function normalizeExt(path: string, body: unknown): unknown {
+  const b = stripVolatile(body);
+  // computed against now(): only the shape counts
+  if (path === '/extended/v2/blocks/average-times' && isObject(b)) {
+    return Object.fromEntries(Object.entries(b).map(([k, v]) => [k, typeof v === 'number' ? '<number>' : v]));
+  }
+  // mempool arrival order is wall-clock (fixtures/README.md): the mempool is a set
+  if (path === '/rosetta/v1/mempool' && isObject(b) && Array.isArray(b.transaction_identifiers)) {
+    return { ...b, transaction_identifiers: [...b.transaction_identifiers].sort((x, y) => canonicalJson(x).localeCompare(canonicalJson(y))) };
+  }
+  return b;
+}
+
+/**
+ * Same items up to the reference's ties: the same tie key at every position; a run of tied items inside the page is
+ * the same set; a run at either end of the page may have been cut by the page, so its items need only be distinct and
+ * tied items the reference listed somewhere (ctx).
+ */
+function sameUpToTies(path: string, at: string, ours: unknown[], want: unknown[], key: TieKey, ctx: GoldenExtContext): boolean {
+  if (ours.length !== want.length) return false;
+  for (let i = 0; i < ours.length; i++) if (key(ours[i]) !== key(want[i])) return false;
+  for (let s = 0; s < ours.length; ) {
+    const k = key(want[s]);
+    let e = s + 1;
+    while (k !== undefined && e < want.length && key(want[e]) === k) e++;
+    const a = ours.slice(s, e).map(canonicalJson);
+    const b = want.slice(s, e).map(canonicalJson);
+    const sameSet = [...a].sort().join('\n') === [...b].sort().join('\n');
+    if (!sameSet) {
+      const atEdge = s === 0 || e === ours.length;
+      const known = k === undefined ? undefined : ctx.tied.get(`${path}\n${at}\n${k}`);
+      if (!atEdge || !known || new Set(a).size !== a.length || !a.every((x) => known.has(x))) return false;
+    }
+    s = e;
+  }
+  return true;
+}
+
+function tieTolerantExt(path: string, a: unknown, b: unknown, ctx: GoldenExtContext): boolean {
+  const la = tieLists(path, a, ctx);
+  const lb = tieLists(path, b, ctx);
+  if (!lb.length || la.length !== lb.length) return false;
+  // everything but the lists must be equal as it is
+  const without = (v: unknown, lists: { at: string }[]): unknown => {
+    const c = { ...(v as Record<string, unknown>) };
+    for (const l of lists) {
+      if (l.at === 'results') delete c.results;
+      else c.block = { ...(c.block as Record<string, unknown>), transactions: null };
+    }
+    return c;
+  };
+  if (!isDeepStrictEqual(without(a, la), without(b, lb))) return false;
+  return lb.every((l, i) => la[i].at === l.at && sameUpToTies(path, l.at, la[i].items, l.items, l.key, ctx));
+}
+
+/**
+ * The reference 5xx answers that come from the absent Stacks node (golden-ext/README.md "without a node"): the node
+ * pool's own "no node" answers (502/503/504) are as right as a 4xx there.
+ */
+function isNodeOutage(e: GoldenExtEntry): boolean {
+  const text = JSON.stringify(e.body ?? '');
+  const path = extRequest(e).path.split('?')[0];
+  return e.status >= 500 && (/fetch failed|ECONNREFUSED/.test(text) || (path === '/rosetta/v1/network/status' && e.status === 503));
+}
+
+/**
+ * A JSON error: an object naming what went wrong (`message` or `error`), or a Rosetta error object (`code`). Where the
+ * reference's Rosetta error is a bare `{}` (an invalid `transaction_identifier`), any JSON object.
+ */
+function isJsonError(body: unknown, rosetta: boolean, reference: unknown): boolean {
+  if (!isObject(body)) return false;
+  if (rosetta && isObject(reference) && Object.keys(reference).length === 0) return true;
+  return typeof body.message === 'string' || typeof body.error === 'string' || (rosetta && typeof body.code === 'number');
+}
+
+/**
+ * Compares one answer with the golden-ext one (golden-ext/README.md "How to compare"):
+ *  - 2xx: the same status and a structurally equal body (key order free; a non-JSON body: the same text and media type);
+ *  - 3xx: the same status and location;
+ *  - 4xx: the same status and a JSON error; a reference 5xx (its bugs) → any 4xx (where the 5xx came from the absent
+ *    node, a 502/503/504 also);
+ *  - Rosetta error objects: the same `code` as well; when the reference's status is a 5xx, a 4xx or that same status.
+ * Error bodies are compared no further, so the Rosetta 500 `stack` and the node endpoint named in Rosetta error
+ * `details` never count.
+ */
+export function compareExtAnswer(e: GoldenExtEntry, ours: ExtAnswer, ctx: GoldenExtContext): CompareResult {
+  const req = extRequest(e);
+  const path = req.path.split('?')[0];
+  const rosetta = path.startsWith('/rosetta/');
+  if (e.status >= 400) {
+    const wantCode = rosetta && isObject(e.body) && typeof e.body.code === 'number' ? e.body.code : undefined;
+    const clientError = ours.status >= 400 && ours.status < 500;
+    let statusOk: boolean;
+    let want: string;
+    if (e.status < 500) {
+      statusOk = ours.status === e.status;
+      want = String(e.status);
+    } else if (wantCode !== undefined) {
+      statusOk = clientError || ours.status === e.status;
+      want = `a 4xx or ${e.status}`;
+    } else if (isNodeOutage(e)) {
+      statusOk = clientError || [502, 503, 504].includes(ours.status);
+      want = 'a 4xx or 502/503/504 (no node)';
+    } else {
+      statusOk = clientError;
+      want = 'a 4xx (the reference answered ' + e.status + ')';
+    }
+    if (!statusOk) return { ok: false, reason: `status ${ours.status}${ours.status === 0 ? ` (${String(ours.body)})` : ''}, want ${want}` };
+    if (!isJsonError(ours.body, rosetta, e.body)) return { ok: false, reason: `status ${ours.status} but the body is not a JSON error` };
+    if (wantCode !== undefined && (ours.body as Record<string, unknown>).code !== wantCode) {
+      return { ok: false, reason: `Rosetta code ${JSON.stringify((ours.body as Record<string, unknown>).code)}, want ${wantCode}` };
+    }
+    return { ok: true };
+  }
+  if (ours.status !== e.status) return { ok: false, reason: `status ${ours.status}${ours.status === 0 ? ` (${String(ours.body)})` : ''}, want ${e.status}` };
+  if (e.status >= 300) return ours.location === (e.location ?? null) ? { ok: true } : { ok: false, reason: `location ${ours.location}, want ${e.location}` };
+  if (e.content_type) {
+    const media = (ct: string | null | undefined) => (ct ?? '').split(';')[0].trim().toLowerCase();
+    if (media(ours.contentType) !== media(e.content_type)) return { ok: false, reason: `content-type ${ours.contentType}, want ${e.content_type}` };
+    return isDeepStrictEqual(ours.body, e.body) ? { ok: true } : { ok: false, reason: `body ${JSON.stringify(ours.body)?.slice(0, 160)}, want ${JSON.stringify(e.body)?.slice(0, 160)}` };
+  }
+  const a = normalizeExt(path, ours.body);
+  const b = normalizeExt(path, e.body);
+  if (canonicalJson(a) === canonicalJson(b)) return { ok: true };
+  if (tieTolerantExt(path, a, b, ctx)) return { ok: true, tieTolerant: true };
+  return { ok: false, reason: firstDifference(a, b) };
+}

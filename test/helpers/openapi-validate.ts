@@ -11,8 +11,11 @@ type Json = Record<string, any>;
 
 const DOC_ID = 'https://stacks-pulse.invalid/openapi.json';
 
-/** Returns a description of what is wrong with the answer, or undefined when it matches the document. */
-export type AnswerCheck = (method: string, request: string, status: number, body: unknown) => string | undefined;
+/**
+ * Returns a description of what is wrong with the answer, or undefined when it matches the document. `contentType`
+ * (optional) is the answer's media type: a non-JSON answer must be one the document lists for that status.
+ */
+export type AnswerCheck = (method: string, request: string, status: number, body: unknown, contentType?: string | null) => string | undefined;
 
 interface Template {
   path: string;
@@ -87,7 +90,7 @@ export function answerChecker(doc: Json): AnswerCheck {
     return `${what}: ${errs.join('; ') || 'invalid'}`;
   };
 
-  return (method, request, status, body) => {
+  return (method, request, status, body, contentType) => {
     const path = request.split('?')[0];
     const t = match(path);
     const op = t?.item[method.toLowerCase()];
@@ -97,6 +100,10 @@ export function answerChecker(doc: Json): AnswerCheck {
     }
     const r = op.responses?.[String(status)];
     if (!r) return `status ${status} is not documented for ${method} ${t.path}`;
+    const media = (contentType ?? '').split(';')[0].trim().toLowerCase();
+    if (media && media !== 'application/json' && body !== null && body !== '') {
+      return r.content?.[media] ? undefined : `status ${status} of ${t.path} documents no ${media} body`;
+    }
     const schema = r.content?.['application/json']?.schema;
     if (!schema) return body === null || body === '' ? undefined : `status ${status} of ${t.path} documents no body`;
     return validate(schema, body, `${status} body of ${method} ${t.path}`);

@@ -11,6 +11,7 @@ import type { Router } from '../../http/router.js';
 import { httpError, JSON_CONTENT_TYPE, type HttpResponse } from '../../http/response.js';
 import type { ApiContext } from '../context.js';
 import { openApiTexts } from '../openapi.js';
+import { endpoint, raw } from '../endpoint.js';
 
 /** The swagger-ui-dist files the page needs, with their content types. */
 const STATIC_FILES: Record<string, string> = {
@@ -71,20 +72,50 @@ function apiVersion(serverVersion: string): string {
   return /v(\d[^\s]*)$/.exec(serverVersion)?.[1] ?? serverVersion;
 }
 
-export function registerDocsRoutes(router: Router, ctx: ApiContext): void {
-  let texts: ReturnType<typeof openApiTexts> | undefined;
-  const doc = () => (texts ??= openApiTexts(apiVersion(ctx.serverVersion)));
+/** The OpenAPI document itself, as two declared endpoints. */
+export const openApiEndpoints = [
+  endpoint({
+    method: 'GET',
+    path: '/extended/openapi.json',
+    operationId: 'get_openapi_json',
+    summary: 'This OpenAPI 3.1 document (JSON)',
+    tags: ['Info'],
+    text: { contentType: 'application/json', description: 'The OpenAPI document' },
+    cache: 'none',
+    handler: (_input, ctx) =>
+      raw({
+        status: 200,
+        headers: { 'content-type': JSON_CONTENT_TYPE, 'cache-control': 'public, max-age=300' },
+        body: documentTexts(ctx).json,
+      }),
+  }),
+  endpoint({
+    method: 'GET',
+    path: '/extended/openapi.yaml',
+    operationId: 'get_openapi_yaml',
+    summary: 'This OpenAPI 3.1 document (YAML)',
+    tags: ['Info'],
+    text: { contentType: 'application/yaml', description: 'The OpenAPI document' },
+    cache: 'none',
+    handler: (_input, ctx) =>
+      raw({
+        status: 200,
+        headers: { 'content-type': 'application/yaml; charset=utf-8', 'cache-control': 'public, max-age=300' },
+        body: documentTexts(ctx).yaml,
+      }),
+  }),
+];
 
-  router.get('/extended/openapi.json', (): HttpResponse => ({
-    status: 200,
-    headers: { 'content-type': JSON_CONTENT_TYPE, 'cache-control': 'public, max-age=300' },
-    body: doc().json,
-  }));
-  router.get('/extended/openapi.yaml', (): HttpResponse => ({
-    status: 200,
-    headers: { 'content-type': 'application/yaml; charset=utf-8', 'cache-control': 'public, max-age=300' },
-    body: doc().yaml,
-  }));
+const texts = new Map<string, ReturnType<typeof openApiTexts>>();
+function documentTexts(ctx: ApiContext): ReturnType<typeof openApiTexts> {
+  const version = apiVersion(ctx.serverVersion);
+  let t = texts.get(version);
+  if (!t) texts.set(version, (t = openApiTexts(version)));
+  return t;
+}
+
+/** The human page and Swagger UI's files (not in the document: not part of the API). */
+export function registerDocsPage(router: Router): void {
   router.get('/docs', (): HttpResponse => ({
     status: 200,
     headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'public, max-age=300' },

@@ -99,3 +99,42 @@ export const StatusResponse = component(
 export type BlockJson = z.infer<typeof Block>;
 export type LegacyBlockJson = z.infer<typeof LegacyBlock>;
 export type ServerStatus = z.infer<typeof StatusResponse>;
+
+export const PushStatusResponse = component(
+  'PushStatus',
+  z.object({
+    socket_connections: z.number().int(),
+    rpc_connections: z.number().int(),
+    messages_delivered: z.number().int().describe('messages this process received for delivery'),
+    last_cursor: z.string().describe('newest message cursor this process delivered'),
+    slow_consumer_disconnects: z.number().int().describe('clients disconnected for passing max_buffered_bytes unsent'),
+    max_buffered_bytes: z.number().int(),
+    connections_refused: z.number().int().describe('connections refused by rate limits or an invalid API key'),
+    resumes: z.number().int().describe('reconnections with a cursor'),
+    messages_replayed: z.number().int().describe('messages replayed from PostgreSQL to resuming clients'),
+    forced_resyncs: z.number().int().describe('times every client was made to resume (Redis subscription interrupted, or a gap in the push channel)'),
+    redis_adapter: z.enum(['classic', 'sharded']).nullable(),
+  }),
+);
+
+export const NodePoolStatus = component(
+  'NodePoolStatus',
+  z
+    .object({
+      total: z.int().min(0),
+      up: z.int().min(0),
+      nodes: z.array(
+        z.object({
+          url: z.string(),
+          status: z.enum(['up', 'down']),
+          latency_ms: z.number().nullable(),
+          last_error: z.string().nullable(),
+          last_error_at: z.string().nullable(),
+          consecutive_failures: z.int().min(0),
+          next_probe_at: z.string().nullable(),
+          requests: z.int().min(0),
+        }),
+      ),
+    })
+    .describe('The Stacks node pool behind /v2/*: health of each node'),
+);

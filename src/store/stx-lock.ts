@@ -10,7 +10,7 @@
  * B is the burn height of the canonical block at min(H, tip); burnchain_lock_height is the burn height of the
  * canonical block at the lock's stacks height.
  */
-import type { Sql } from '../store/connect.js';
+import type { Sql } from './connect.js';
 
 export interface StxLockState {
   lock_tx_id: string;

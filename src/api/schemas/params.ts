@@ -1,0 +1,132 @@
+/**
+ * Parameter schemas shared by the endpoint declarations. The router (src/api/endpoint.ts) coerces query strings by the
+ * shape of these schemas and turns their failures into the reference's messages; a `{label}` in a custom message
+ * stands for the parameter (`params/principal`). Every schema carries its OpenAPI description.
+ */
+import { z } from 'zod';
+import { LABEL } from '../endpoint.js';
+
+const C32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+const C32_CLASS = '0-9A-HJKMNP-TV-Z';
+const CONTRACT_NAME = '[a-zA-Z]([a-zA-Z0-9]|[-_]){0,127}';
+const ADDRESS_RE = new RegExp(`^S[PMTN][${C32_CLASS}]{26,39}$`);
+const PRINCIPAL_RE = new RegExp(`^S[PMTN][${C32_CLASS}]{26,39}(\\.${CONTRACT_NAME})?$`);
+const CONTRACT_RE = new RegExp(`^S[PMTN][${C32_CLASS}]{26,39}\\.${CONTRACT_NAME}$`);
+
+/** The reference's schema patterns for a principal (its anyOf of an address and a contract id). */
+export const REF_ADDRESS_PATTERN = `^[${C32}]{28,41}`;
+export const REF_CONTRACT_PATTERN = `^[${C32}]{28,41}.[a-zA-Z]([a-zA-Z0-9]|[-_]){0,39}$`;
+const REF_ADDRESS_RE = new RegExp(REF_ADDRESS_PATTERN);
+const REF_CONTRACT_RE = new RegExp(REF_CONTRACT_PATTERN);
+const PRINCIPAL_MESSAGE =
+  `${LABEL} must match pattern "${REF_ADDRESS_PATTERN}", ${LABEL} must match pattern "${REF_CONTRACT_PATTERN}", ` +
+  `${LABEL} must match a schema in anyOf`;
+
+export const isStacksAddress = (s: string): boolean => ADDRESS_RE.test(s);
+export const isPrincipal = (s: string): boolean => PRINCIPAL_RE.test(s);
+export const isContractId = (s: string): boolean => CONTRACT_RE.test(s);
+
+export const TX_ID_RE = /^(0x)?[a-fA-F0-9]{64}$/;
+export const HASH_RE = /^(0x)?[a-fA-F0-9]{64}$/;
+
+/** `0x`-prefixed lower case. */
+export function normalizeHash(raw: string): string {
+  return (raw.startsWith('0x') ? raw : '0x' + raw).toLowerCase();
+}
+
+// ---- paging --------------------------------------------------------------------------------------------------------
+
+/** `limit`: 0 or absent → the default; over the maximum → 400. */
+export function Limit(def: number, max: number) {
+  return z
+    .int()
+    .min(0)
+    .max(max)
+    .default(def)
+    .transform((v) => v || def)
+    .describe(`Page size (0 or absent: ${def}; more than ${max}: 400)`);
+}
+
+export function Offset(opts: { min?: number; max?: number } = {}) {
+  let s = z.int().min(opts.min ?? 0);
+  if (opts.max !== undefined) s = s.max(opts.max);
+  return s.default(0).describe('Index of the first item (an offset past the end gives an empty page)');
+}
+
+/** `limit` + `offset` with an endpoint's default and maximum. */
+export function paging(def: number, max: number, offset: { min?: number; max?: number } = {}) {
+  return { limit: Limit(def, max), offset: Offset(offset) };
+}
+
+// ---- scalars -------------------------------------------------------------------------------------------------------
+
+/** true/false (1/0 accepted, as the reference's coercion does). */
+export const Bool = (def = false) => z.boolean().default(def);
+
+export const Unanchored = Bool().describe(
+  'Include data of unconfirmed (unanchored) microblocks (`true`/`false`; `1`/`0` accepted too)',
+);
+export const ExcludeFunctionArgs = Bool().describe('Leave out `contract_call.function_args`');
+
+/** A non-negative integer (heights, cycle numbers). */
+export const Height = z.int().min(0);
+
+/** A 32-byte hash, `0x` optional, any case; handed on as written. */
+export const HashParam = z.string().regex(HASH_RE);
+
+/** A tx id as written (`0x` optional, any case): handlers that redirect the bare form need the raw value. */
+export const TxIdParam = z.string().regex(TX_ID_RE).describe('Transaction id; hex in any case, `0x` optional');
+
+/** A tx id, normalized to `0x` lower case. */
+export const TxId = TxIdParam.transform(normalizeHash);
+
+/** A standard or contract principal, with the reference's anyOf message. */
+export const PrincipalParam = z
+  .string()
+  .refine((s) => isPrincipal(s), { message: PRINCIPAL_MESSAGE })
+  .describe('A Stacks address (`SP…`, `ST…`) or a contract identifier `<address>.<contract-name>`');
+
+/**
+ * A principal checked in two steps as the reference does for some routes: its loose schema pattern first (the anyOf
+ * message), then a real principal (`semantic` message).
+ */
+export function LoosePrincipalParam(semantic: string) {
+  return z
+    .string()
+    .refine((s) => REF_ADDRESS_RE.test(s) || REF_CONTRACT_RE.test(s), { message: PRINCIPAL_MESSAGE, abort: true })
+    .refine((s) => isPrincipal(s), { message: semantic })
+    .describe('A Stacks address (`SP…`, `ST…`) or a contract identifier `<address>.<contract-name>`');
+}
+
+export const ContractIdParam = z
+  .string()
+  .describe('Contract identifier `<address>.<contract-name>`');
+
+/** `height_or_hash`: `latest`, a height, or a block hash / index block hash (`0x` optional). */
+const HEIGHT_OR_HASH_MESSAGE =
+  `${LABEL} must be equal to constant, ${LABEL} must match pattern "^(0x)?[a-fA-F0-9]{64}$", ${LABEL} must be integer, ` +
+  `${LABEL} must match a schema in anyOf`;
+export const HeightOrHash = z
+  .union(
+    [
+      z.literal('latest'),
+      z.int().min(0, { error: `${LABEL} must be a block height >= 0 or a block hash (Invalid block height or hash)` }),
+      z.string().regex(HASH_RE, { error: HEIGHT_OR_HASH_MESSAGE }),
+    ],
+    { error: (iss) => (iss.code === 'invalid_union' ? HEIGHT_OR_HASH_MESSAGE : undefined) },
+  )
+  .describe('`latest`, a block height, or a block hash or index block hash (64 hex digits, `0x` optional)');
+
+/** What a `HeightOrHash` names. */
+export type BlockRef = { latest: true } | { hash: string } | { height: number };
+
+export function blockRef(v: 'latest' | number | string): BlockRef {
+  if (v === 'latest') return { latest: true };
+  if (typeof v === 'number') return { height: v };
+  return { hash: normalizeHash(v) };
+}
+
+/** A list query parameter: repeated (`?x=a&x=b`) and/or comma-separated. */
+export function List<T extends z.ZodType>(item: T) {
+  return z.array(item);
+}
