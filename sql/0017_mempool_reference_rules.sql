@@ -151,7 +151,7 @@ BEGIN
     WHERE pruned AND tx_id = ANY(mempool_same_nonce(p_ids))
     RETURNING tx_id
   ) SELECT COALESCE(array_agg(tx_id), '{}') INTO v_restored FROM u;
-  v_need := ARRAY(SELECT DISTINCT x FROM unnest(p_ids) x WHERE x <> ALL(v_restored));
+  v_need := ARRAY(SELECT DISTINCT x FROM unnest(p_ids) x WHERE x <> ALL(v_restored) ORDER BY x);
   IF cardinality(v_need) > 0 THEN
     SELECT json_agg(row_to_json(o) ORDER BY o.tx_id) INTO v_rows FROM (
       SELECT DISTINCT ON (t.tx_id) t.tx_id, t.raw_tx, t.tx_type, t.nonce, t.fee_rate, t.sender_address, t.sponsor_address,
