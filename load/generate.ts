@@ -609,7 +609,22 @@ export class ChainGenerator {
         tx_fees_streamed_produced: '0',
       });
     }
-    const cost = (n: number) => ({ read_count: n, read_length: n * 120, runtime: n * 9000, write_count: Math.floor(n / 2), write_length: n * 40 });
+    // as a real node reports them: the anchored txs' costs summed, and the confirmed stream's apart
+    type Cost = { read_count: number; read_length: number; runtime: number; write_count: number; write_length: number };
+    const cost = (txs: BuiltTx[]) =>
+      txs.reduce<Cost>(
+        (acc, t) => {
+          const c = t.receipt.execution_cost as Cost;
+          return {
+            read_count: acc.read_count + c.read_count,
+            read_length: acc.read_length + c.read_length,
+            runtime: acc.runtime + c.runtime,
+            write_count: acc.write_count + c.write_count,
+            write_length: acc.write_length + c.write_length,
+          };
+        },
+        { read_count: 0, read_length: 0, runtime: 0, write_count: 0, write_length: 0 },
+      );
     const body = {
       block_hash: blockHash,
       block_height: height,
@@ -628,8 +643,8 @@ export class ChainGenerator {
       events,
       transactions: receipts,
       matured_miner_rewards: rewards,
-      anchored_cost: cost(user.length),
-      confirmed_microblocks_cost: cost(streamTxs.length),
+      anchored_cost: cost(stream ? [coinbase, ...user] : all),
+      confirmed_microblocks_cost: cost(stream ? streamTxs : []),
       pox_v1_unlock_height: 2,
       pox_v2_unlock_height: 3,
       pox_v3_unlock_height: 4,

@@ -199,6 +199,7 @@ export async function buildMessages(
   let candidates: string[] = [];
   let balanceHeight: { height: number; burnHeight: number } | undefined;
   let anchoredBlock: string | undefined;
+  let touchedOnly: string[] = [];
 
   switch (u.kind) {
     case 'block': {
@@ -235,6 +236,18 @@ export async function buildMessages(
       candidates = uniq([...u.txs.map((t) => t.tx_id), ...result.txIds, ...movedTxs.map((r) => r.tx_id)]);
       balanceHeight = { height: b.block_height, burnHeight: b.burn_block_height };
       if (b.canonical) anchoredBlock = b.index_block_hash;
+      // The reference notifies the principals of every stored block, canonical or not: a non-canonical block's
+      // principals get their balance at its height (its txs are no canonical address-transaction), the lock state
+      // judged at the burn height of the canonical block at that height (none: no balance, as the reference fails).
+      else {
+        const [c] = await sql<{ burn_block_height: number }[]>`
+          SELECT burn_block_height FROM blocks WHERE canonical AND block_height = LEAST(${b.block_height},
+            (SELECT max(block_height) FROM blocks WHERE canonical))`;
+        if (c) {
+          touchedOnly = touchedPrincipals(u);
+          balanceHeight = { height: b.block_height, burnHeight: c.burn_block_height };
+        }
+      }
       break;
     }
     case 'microblocks': {
@@ -285,13 +298,16 @@ export async function buildMessages(
   const last = await lastPayloads(log, [...shapes.keys()].map(rooms.transaction), memo, stored);
   const changed = [...shapes.keys()].filter((id) => last.get(rooms.transaction(id)) !== digest([shapes.get(id)]));
   for (const id of changed) memo?.set(rooms.transaction(id), [shapes.get(id)]);
-  if (!changed.length) return out;
+  // mempool messages: the reference announces each tx it sees for the first time to the mempool room, in its mempool
+  // shape, even when it is at once replaced or found mined (pruned)
+  const newPool = u.kind === 'mempool' ? result.newMempoolTxs : undefined;
+  if (!changed.length && !touchedOnly.length && !newPool?.length) return out;
 
   // Mempool entries and exits.
   // and mined placements (canonical) of the changed txs: one round trip
   const [mempoolRows, mined] = await Promise.all([
     sql<(MempoolDbRow & MempoolPrincipals & { pruned: boolean })[]>`
-      SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ANY(${changed})`,
+      SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ANY(${uniq([...changed, ...(newPool ?? [])])})`,
     sql<TxRowFull[]>`
       SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x
       WHERE x.tx_id = ANY(${changed}) AND x.canonical AND x.microblock_canonical`,
@@ -311,8 +327,14 @@ export async function buildMessages(
   for (const id of changed) {
     const tx = shapes.get(id)!;
     const row = mempoolById.get(id);
-    if (u.kind === 'mempool' && row && !row.pruned) out.push({ room: rooms.mempool, event: rooms.mempool, args: [tx] });
+    if (u.kind === 'mempool' && row && (newPool ? newPool.includes(id) : !row.pruned)) {
+      out.push({ room: rooms.mempool, event: rooms.mempool, args: [mempoolTxJson(row)] });
+    }
     out.push({ room: rooms.transaction(id), event: rooms.transaction(id), args: [tx] });
+  }
+  for (const id of newPool ?? []) {
+    const row = mempoolById.get(id);
+    if (row && !changed.includes(id)) out.push({ room: rooms.mempool, event: rooms.mempool, args: [mempoolTxJson(row)] });
   }
 
   // address-mempool: entered (pending) or left (mined, dropped, replaced) the mempool.
@@ -360,6 +382,7 @@ export async function buildMessages(
     note(s.sender_address as string, undefined);
   }
 
+  for (const p of touchedOnly) note(p, undefined);
   // the per-principal reads (balance, STX flows) only for principals someone follows
   const principals: string[] = [];
   for (const p of principalsOrder) {
@@ -371,7 +394,11 @@ export async function buildMessages(
     const bh = balanceHeight;
     // every read at once (pipelined), then the messages in the reference's order
     const sortedTxs = principals.map((p) =>
-      (txsOf.get(p) ?? []).slice().sort((a, b) => b.block_height - a.block_height || b.tx_index - a.tx_index),
+      // the reference's order: height, then tx index, descending; ties (a microblock tx and an anchored one with the
+      // same index) keep its query order, microblock sequence descending
+      (txsOf.get(p) ?? [])
+        .slice()
+        .sort((a, b) => b.block_height - a.block_height || b.tx_index - a.tx_index || b.microblock_sequence - a.microblock_sequence),
     );
     const [balanceList, lastBalance, fulls] = await Promise.all([
       Promise.all(principals.map((p) => stxBalance(sql, p, bh.height, bh.burnHeight, false))),
@@ -456,4 +483,32 @@ function mempoolPrincipals(r: MempoolPrincipals): string[] {
       (x): x is string => !!x,
     ),
   );
+}
+
+/**
+ * The principals the reference's emitAddressTxUpdates considers touched by a block's txs, in its order: the sender,
+ * STX lock holders, STX / FT / NFT transfer parties, the deployed contract, the called contract, the token transfer
+ * recipient.
+ */
+function touchedPrincipals(u: Extract<ChainUpdate, { kind: 'block' }>): string[] {
+  const out: string[] = [];
+  const add = (p: string | null | undefined) => {
+    if (p && !out.includes(p)) out.push(p);
+  };
+  for (const t of u.txs) {
+    add(t.sender_address);
+    const evs = u.events.filter((e) => e.tx_id === t.tx_id);
+    for (const e of evs) if (e.event_type === 'stx_lock') add(e.locked_address);
+    for (const type of ['stx_asset', 'fungible_token_asset', 'non_fungible_token_asset']) {
+      for (const e of evs) {
+        if (e.event_type !== type) continue;
+        add(e.sender);
+        add(e.recipient);
+      }
+    }
+    add(t.smart_contract_contract_id);
+    add(t.contract_call_contract_id);
+    add(t.token_transfer_recipient);
+  }
+  return out;
 }
