@@ -33,9 +33,19 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     issue: 'wallets & tokens',
     state: 'not-served',
     routes: [
-      new RegExp(`^GET /extended/v1/address/${ID}/(balances|transactions|transactions_with_transfers|assets|stx_inbound|nonces)$`),
-      new RegExp(`^GET /extended/v2/addresses/${ID}/balances/(stx|ft|ft/${ID})$`),
+      new RegExp(`^GET /extended/v1/address/${ID}/(transactions|transactions_with_transfers|assets|stx_inbound|nonces)$`),
+      new RegExp(`^GET /extended/v2/addresses/${ID}/balances/stx$`),
       new RegExp(`^GET /extended/v2/addresses/${ID}/transactions(/${ID}/events)?$`),
+    ],
+  },
+  {
+    name: 'accounts-balances',
+    capability: 'A',
+    issue: 'wallets & tokens',
+    state: 'must-match',
+    routes: [
+      new RegExp(`^GET /extended/v1/address/${ID}/balances$`),
+      new RegExp(`^GET /extended/v2/addresses/${ID}/balances/(ft|ft/${ID})$`),
     ],
   },
   {
