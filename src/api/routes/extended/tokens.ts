@@ -38,7 +38,8 @@ export const tokenEndpoints = [
     summary: 'NFTs a principal holds',
     description:
       'The current owner of each NFT is the recipient of its latest canonical event (unconfirmed microblock events ' +
-      'included, as the reference does); newest acquisition first.',
+      'included, as the reference does); newest acquisition first. `unanchored` is accepted and changes nothing (the ' +
+      "reference's schema does not list it either).",
     tags: ['Non-Fungible Tokens'],
     query: z.object({
       principal: PrincipalParam,
