@@ -351,6 +351,10 @@ async function fullSet(base: string, dbUrl: string | undefined, txIds: string[],
     { name: '/extended/v1/tx/mempool?limit=30', path: '/extended/v1/tx/mempool?limit=30', cached: false },
     { name: '/extended/v1/address/{busiest}/stx', path: `/extended/v1/address/${address}/stx`, cached: false },
     { name: '/extended/v1/address/{busiest}/mempool', path: `/extended/v1/address/${address}/mempool`, cached: false },
+    { name: '/extended/v1/address/{busiest}/balances', path: `/extended/v1/address/${address}/balances`, cached: false },
+    { name: '/extended/v2/addresses/{busiest}/balances/ft', path: `/extended/v2/addresses/${address}/balances/ft`, cached: false },
+    { name: '/extended/v1/tokens/nft/holdings?principal={busiest}', path: `/extended/v1/tokens/nft/holdings?principal=${address}`, cached: false },
+    { name: '/extended/v1/tokens/ft/stx/holders', path: '/extended/v1/tokens/ft/stx/holders', cached: false },
   ];
   if (dbUrl) {
     const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });
@@ -366,6 +370,13 @@ async function fullSet(base: string, dbUrl: string | undefined, txIds: string[],
           { name: '/extended/v1/contract/{id}/events', path: `/extended/v1/contract/${c.id}/events?limit=20`, cached: false },
         );
       }
+      // the most held fungible token and NFT asset class: holders of a token, mints of a collection
+      const [ft] = await sql<{ a: string }[]>`
+        SELECT asset_identifier AS a FROM ft_balances GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`;
+      if (ft) list.push({ name: '/extended/v1/tokens/ft/{busiest token}/holders', path: `/extended/v1/tokens/ft/${ft.a}/holders`, cached: false });
+      const [nft] = await sql<{ a: string }[]>`
+        SELECT asset_identifier AS a FROM nft_custody GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`;
+      if (nft) list.push({ name: '/extended/v1/tokens/nft/mints?asset_identifier={busiest}', path: `/extended/v1/tokens/nft/mints?asset_identifier=${nft.a}`, cached: false });
     } finally {
       await sql.end();
     }

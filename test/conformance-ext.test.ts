@@ -14,7 +14,7 @@ import path from 'node:path';
 import { FIXTURES_DIR, goldenExtNames, readFixture, readGoldenExt } from './helpers/fixtures.js';
 import { startTestService, replay, type TestService } from './helpers/service.js';
 import { compareExtAnswer, extRequest, goldenExtContext, goldenExtNetwork, type ExtAnswer, type ExtRequest, type GoldenExtEntry } from './helpers/golden-compare.js';
-import { ENDPOINT_FAMILIES, familyOf, type EndpointFamily } from './helpers/golden-families.js';
+import { ENDPOINT_FAMILIES, familyOf, referenceBug, type EndpointFamily } from './helpers/golden-families.js';
 import { fetchAnswerChecker, type AnswerCheck } from './helpers/openapi-validate.js';
 
 const only = process.env.CONFORMANCE_ONLY;
@@ -117,7 +117,9 @@ async function runScenario(svc: TestService, golden: GoldenExtEntry[], label: st
     for (const x of bad) mismatches.push(`  [${f.name}] ${describeRequest(x.req)} → ${x.r.reason}`);
     for (const x of schemaBad) mismatches.push(`  [${f.name}] ${describeRequest(x.req)} → OpenAPI: ${x.schemaError}`);
     if (f.state === 'must-match') {
-      for (const x of bad) failures.push(`${label} [${f.name}] ${describeRequest(x.req)} → ${x.r.reason}`);
+      for (const x of bad) {
+        if (!referenceBug(f, label, x.req.path)) failures.push(`${label} [${f.name}] ${describeRequest(x.req)} → ${x.r.reason}`);
+      }
       for (const x of schemaBad) failures.push(`${label} [${f.name}] ${describeRequest(x.req)} → OpenAPI: ${x.schemaError}`);
     }
   }
@@ -234,7 +236,7 @@ describe('golden-ext comparison rules (no service)', () => {
   });
 
   it('the family table: unknown and ambiguous requests are errors', () => {
-    expect(familyOf('GET', '/extended/v1/address/SP1/balances?limit=1').family?.name).toBe('accounts');
+    expect(familyOf('GET', '/extended/v1/address/SP1/balances?limit=1').family?.name).toBe('accounts-balances');
     expect(familyOf('POST', '/rosetta/v1/block').family?.name).toBe('rosetta');
     expect(familyOf('GET', '/extended/v1/address/SP1/whatever').error).toMatch(/no endpoint family/);
     expect(familyOf('GET', '/extended/v3/anything').error).toMatch(/no endpoint family/);

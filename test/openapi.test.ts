@@ -113,12 +113,13 @@ describe('GET /extended/openapi.json', () => {
     }
   });
 
-  it('marks exactly the three legacy endpoints deprecated', () => {
+  it('marks exactly the legacy endpoints deprecated (the reference marks them)', () => {
     const deprecated = Object.entries<Json>(doc.paths)
       .filter(([, item]) => item.get?.deprecated === true)
       .map(([p]) => p)
       .sort();
     expect(deprecated).toEqual([
+      '/extended/v1/address/{principal}/balances',
       '/extended/v1/address/{principal}/{tx_id}/with_transfers',
       '/extended/v1/block',
       '/extended/v1/block/by_burn_block_height/{burn_block_height}',
@@ -283,6 +284,9 @@ describe('documented parameters agree with the handlers', () => {
   const baseQuery: Record<string, Record<string, string>> = {
     '/extended/v1/tx/events': { address: ADDRESS },
     '/extended/v1/tx/multiple': { tx_id: samples.tx_id },
+    '/extended/v1/tokens/nft/holdings': { principal: ADDRESS },
+    '/extended/v1/tokens/nft/history': { asset_identifier: `${ADDRESS}.token::nft`, value: '0x01' },
+    '/extended/v1/tokens/nft/mints': { asset_identifier: `${ADDRESS}.token::nft` },
   };
 
   function url(p: string, query: Record<string, string>): string {

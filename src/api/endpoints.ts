@@ -8,10 +8,12 @@ import { blockEndpoints } from './routes/extended/blocks.js';
 import { txEndpoints } from './routes/extended/txs.js';
 import { eventEndpoints } from './routes/extended/events.js';
 import { addressEndpoints } from './routes/extended/addresses.js';
+import { tokenEndpoints } from './routes/extended/tokens.js';
+import { balanceEndpoints } from './routes/extended/balances.js';
 import { openApiEndpoints } from './routes/docs.js';
 
 export function allEndpoints(): readonly Endpoint[] {
-  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...eventEndpoints, ...addressEndpoints, ...openApiEndpoints];
+  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...eventEndpoints, ...addressEndpoints, ...balanceEndpoints, ...tokenEndpoints, ...openApiEndpoints];
 }
 
 export const TAGS = [
@@ -23,6 +25,8 @@ export const TAGS = [
   { name: 'Smart Contracts', description: 'Deployed contracts and their events' },
   { name: 'Accounts', description: 'Balances and transfers of an address or contract' },
   { name: 'Node RPC', description: 'The Stacks node RPC API, proxied to the node pool' },
+  { name: 'Fungible Tokens', description: 'Holders of fungible tokens' },
+  { name: 'Non-Fungible Tokens', description: 'NFT holdings, history and mints' },
 ] as const;
 
 /** Router paths deliberately not in the document: the HTML docs page, its static files and the dashboard. */

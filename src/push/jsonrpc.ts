@@ -1,6 +1,7 @@
 /**
  * JSON-RPC 2.0 over a plain WebSocket at /extended/v1/ws (native uWS `app.ws`, not Socket.IO): subscribe /
- * unsubscribe to the reference's events (plus contract_event and address_mempool_update), notifications
+ * unsubscribe to the reference's events (plus contract_event, address_mempool_update,
+ * address_ft_balance_update and address_nft_event), notifications
  * `{"jsonrpc":"2.0","method":<event>,"params":<payload>,"cursor":"<seq>"}`. Any number of topics of one kind per
  * connection; batches; `params.cursor` on subscribe replays what that topic missed since the cursor, from PostgreSQL.
  */
@@ -36,6 +37,8 @@ const EVENTS = [
   'nft_collection_event',
   'contract_event',
   'address_mempool_update',
+  'address_ft_balance_update',
+  'address_nft_event',
 ] as const;
 
 class RpcError extends Error {
@@ -82,6 +85,13 @@ function topicOf(params: Json | undefined): { room: string; result: Json } {
           : event === 'address_balance_update'
             ? rooms.addressStxBalance(address)
             : rooms.addressMempool(address);
+      return { room, result: { address } };
+    }
+    case 'address_ft_balance_update':
+    case 'address_nft_event': {
+      const address = str('address');
+      if (!isPrincipal(address)) throw invalidParams('invalid address');
+      const room = event === 'address_ft_balance_update' ? rooms.addressFtBalance(address) : rooms.addressNftEvent(address);
       return { room, result: { address } };
     }
     case 'nft_asset_event': {
@@ -141,6 +151,14 @@ export function notificationOf(m: PublishedMessage): { method: string; params: u
     case 'contract-event': {
       const [contract_id, event] = m.args as [string, Json];
       return { method: 'contract_event', params: { contract_id, ...event } };
+    }
+    case 'address-ft-balance': {
+      const [address, balances] = m.args as [string, Json];
+      return { method: 'address_ft_balance_update', params: { address, ...balances } };
+    }
+    case 'address-nft-event': {
+      const [address, event] = m.args as [string, Json];
+      return { method: 'address_nft_event', params: { address, ...event } };
     }
   }
   return undefined;

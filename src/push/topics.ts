@@ -18,6 +18,8 @@ export const rooms = {
   nftAssetEvent: (asset: string, valueHex: string) => `nft-asset-event:${asset}+${valueHex}`,
   nftCollectionEvent: (asset: string) => `nft-collection-event:${asset}`,
   contractEvent: (contractId: string) => `contract-event:${contractId}`,
+  addressFtBalance: (principal: string) => `address-ft-balance:${principal}`,
+  addressNftEvent: (principal: string) => `address-nft-event:${principal}`,
 } as const;
 
 const HEX_RE = /^(0x)?[0-9a-fA-F]+$/;
@@ -44,6 +46,8 @@ export function isValidRoom(room: string): boolean {
     case 'address-transaction':
     case 'address-stx-balance':
     case 'address-mempool':
+    case 'address-ft-balance':
+    case 'address-nft-event':
       return isPrincipal(value);
     case 'contract-event':
       return isPrincipal(value) && value.includes('.');

@@ -69,10 +69,10 @@ export async function pendingStxFlows(sql: Sql, principal: string): Promise<{ in
   return p;
 }
 
-/** Height of the block with this hash or index block hash (canonical first). */
+/** Height of the block with this block hash (canonical first); an index block hash names none, as in the reference. */
 export async function heightOfBlockHash(sql: Sql, hash: string): Promise<number | undefined> {
   const [b] = await sql<{ block_height: number }[]>`
-    SELECT block_height FROM blocks WHERE block_hash = ${hash} OR index_block_hash = ${hash}
+    SELECT block_height FROM blocks WHERE block_hash = ${hash}
     ORDER BY canonical DESC, block_height DESC LIMIT 1`;
   return b?.block_height;
 }
