@@ -8,10 +8,11 @@ import { blockEndpoints } from './routes/extended/blocks.js';
 import { txEndpoints } from './routes/extended/txs.js';
 import { eventEndpoints } from './routes/extended/events.js';
 import { addressEndpoints } from './routes/extended/addresses.js';
+import { burnchainEndpoints } from './routes/extended/burnchain.js';
 import { openApiEndpoints } from './routes/docs.js';
 
 export function allEndpoints(): readonly Endpoint[] {
-  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...eventEndpoints, ...addressEndpoints, ...openApiEndpoints];
+  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...eventEndpoints, ...addressEndpoints, ...burnchainEndpoints, ...openApiEndpoints];
 }
 
 export const TAGS = [
@@ -22,6 +23,7 @@ export const TAGS = [
   { name: 'Events', description: 'Transaction events' },
   { name: 'Smart Contracts', description: 'Deployed contracts and their events' },
   { name: 'Accounts', description: 'Balances and transfers of an address or contract' },
+  { name: 'Stacking Rewards', description: 'PoX rewards paid on the burn chain and reward slot holders' },
 ] as const;
 
 /** Router paths deliberately not in the document: the HTML docs page, its static files and the dashboard. */

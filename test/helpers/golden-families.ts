@@ -130,7 +130,7 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'burnchain-rewards',
     capability: 'D',
     issue: 'explorer & stacking',
-    state: 'not-served',
+    state: 'must-match',
     routes: [new RegExp(`^GET /extended/v1/burnchain/(rewards(/${ID}(/total)?)?|reward_slot_holders(/${ID})?)$`)],
   },
   {
