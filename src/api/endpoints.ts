@@ -9,10 +9,11 @@ import { txEndpoints } from './routes/extended/txs.js';
 import { eventEndpoints } from './routes/extended/events.js';
 import { addressEndpoints } from './routes/extended/addresses.js';
 import { burnchainEndpoints } from './routes/extended/burnchain.js';
+import { poxEndpoints } from './routes/extended/pox.js';
 import { openApiEndpoints } from './routes/docs.js';
 
 export function allEndpoints(): readonly Endpoint[] {
-  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...eventEndpoints, ...addressEndpoints, ...burnchainEndpoints, ...openApiEndpoints];
+  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...eventEndpoints, ...addressEndpoints, ...burnchainEndpoints, ...poxEndpoints, ...openApiEndpoints];
 }
 
 export const TAGS = [
@@ -23,6 +24,7 @@ export const TAGS = [
   { name: 'Events', description: 'Transaction events' },
   { name: 'Smart Contracts', description: 'Deployed contracts and their events' },
   { name: 'Accounts', description: 'Balances and transfers of an address or contract' },
+  { name: 'Stacking', description: 'PoX events, pool delegations, cycles, signers and stackers' },
   { name: 'Stacking Rewards', description: 'PoX rewards paid on the burn chain and reward slot holders' },
 ] as const;
 

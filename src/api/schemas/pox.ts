@@ -48,3 +48,54 @@ export const BurnchainRewardSlotHolderList = component(
     .object({ limit: Count, offset: Count, total: Count, results: z.array(BurnchainRewardSlotHolder) })
     .describe('Reward slot holders, newest first'),
 );
+
+export const PoxEvent = component(
+  'PoxEvent',
+  z
+    .object({
+      block_height: Height,
+      tx_id: Hash,
+      tx_index: Count,
+      event_index: Count,
+      stacker: z.string().describe('the stacking principal'),
+      locked: Amount,
+      balance: z.string().regex(/^-?\d+$/),
+      burnchain_unlock_height: Amount,
+      pox_addr: BtcAddress.nullable(),
+      pox_addr_raw: z.string().regex(/^0x[0-9a-f]*$/).nullable(),
+      name: z.string().describe('the PoX function that printed the event (stack-stx, delegate-stx, handle-unlock, …)'),
+      data: z
+        .record(z.string(), z.string().nullable())
+        .describe('the fields of that event (amounts and heights as decimal strings, principals, signer key)'),
+    })
+    .describe('A PoX synthetic event (a decoded print event of the boot pox-2/3/4 contract)'),
+);
+
+export const PoxEventList = component(
+  'PoxEventList',
+  z.object({ limit: Count, offset: Count, results: z.array(PoxEvent) }).describe('PoX events, newest first'),
+);
+
+export const PoxEventResults = component(
+  'PoxEventResults',
+  z.object({ results: z.array(PoxEvent) }).describe('PoX events, newest first'),
+);
+
+export const PoolDelegation = component(
+  'PoolDelegation',
+  z
+    .object({
+      stacker: z.string(),
+      pox_addr: BtcAddress.optional(),
+      amount_ustx: Amount,
+      burn_block_unlock_height: Height.optional(),
+      block_height: Height,
+      tx_id: Hash,
+    })
+    .describe('A member of a stacking pool (its newest delegate-stx to the pool)'),
+);
+
+export const PoolDelegationList = component(
+  'PoolDelegationList',
+  z.object({ limit: Count, offset: Count, total: Count, results: z.array(PoolDelegation) }).describe('Pool members, newest first'),
+);
