@@ -7,6 +7,8 @@ export interface ApiContext {
   sql: Sql;
   log: Logger;
   serverVersion: string;
+  /** the chain id (STACKS_CHAIN_ID); 1 is mainnet. Routes that print network-dependent addresses read it. */
+  chainId?: number;
   /** the push server's counters (GET /extended/v1/status/push); undefined where push does not run */
   pushMetrics?: () => object | undefined;
 }

@@ -9,11 +9,11 @@ import { txEndpoints } from './routes/extended/txs.js';
 import { eventEndpoints } from './routes/extended/events.js';
 import { addressEndpoints } from './routes/extended/addresses.js';
 import { burnchainEndpoints } from './routes/extended/burnchain.js';
-import { poxEndpoints } from './routes/extended/pox.js';
+import { poxCycleEndpoints, poxEndpoints } from './routes/extended/pox.js';
 import { openApiEndpoints } from './routes/docs.js';
 
 export function allEndpoints(): readonly Endpoint[] {
-  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...eventEndpoints, ...addressEndpoints, ...burnchainEndpoints, ...poxEndpoints, ...openApiEndpoints];
+  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...eventEndpoints, ...addressEndpoints, ...burnchainEndpoints, ...poxEndpoints, ...poxCycleEndpoints, ...openApiEndpoints];
 }
 
 export const TAGS = [

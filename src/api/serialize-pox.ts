@@ -8,6 +8,9 @@
  */
 import { decodePoxPrintEvent, BOOT_ADDRESS, type PoxEvent } from '../chain/pox.js';
 import { poxAddressToBtc } from '../chain/btc-address.js';
+import { createHash } from 'node:crypto';
+import { codec } from '../chain/native.js';
+import type { PoxCycleRow, PoxSignerRow } from '../store/pox.js';
 
 export interface PoxEventPlacement {
   block_height: number | string;
@@ -143,4 +146,120 @@ export function poolDelegations(rows: readonly PoxEventPlacement[], pool: string
     out.push(m);
   }
   return out;
+}
+
+// ---- /extended/v2/pox/cycles… ----------------------------------------------------------------------------------------
+
+
+export function poxCycleJson(r: PoxCycleRow) {
+  return {
+    block_height: Number(r.block_height),
+    index_block_hash: r.index_block_hash,
+    cycle_number: Number(r.cycle_number),
+    total_weight: Number(r.total_weight),
+    total_stacked_amount: r.total_stacked_amount,
+    total_signers: r.total_signers,
+  };
+}
+
+/** `a / b * 100` as the reference computes it: a quotient rounded half-up to 20 decimals, times 100, as a double. */
+export function stackedPercent(amount: bigint, total: bigint): number | null {
+  if (total === 0n) return null;
+  const q21 = (amount * 10n ** 21n) / total;
+  const q20 = (q21 + 5n) / 10n; // half-up on the 21st decimal (amounts are non-negative)
+  const digits = q20.toString().padStart(19, '0'); // q20 * 100 has 18 decimals
+  return Number(`${digits.slice(0, -18)}.${digits.slice(-18)}`);
+}
+
+/** The Stacks address (single-sig p2pkh) of a compressed public key, on the chain's network. */
+export function signerAddress(signingKeyHex: string, mainnet: boolean): string {
+  const pub = Buffer.from(signingKeyHex.replace(/^0x/, ''), 'hex');
+  const h160 = createHash('ripemd160').update(createHash('sha256').update(pub).digest()).digest();
+  return codec.stacksAddressFromParts(mainnet ? 22 : 26, h160);
+}
+
+interface CycleStacker {
+  stacker: string;
+  signer_key: string | null;
+  locked: bigint;
+  pox_addr: string | null;
+  name: string;
+  amount_ustx: string | null;
+  stacker_type: 'pooled' | 'solo';
+}
+
+/**
+ * Who stacks in `cycle` and with which signer key (the reference's CTEs over pox4_events): pool operators' keys from
+ * their newest stack-aggregation-commit[-indexed] for exactly that cycle; pooled stackers (newest delegate-stack-*
+ * event whose cycle range covers the cycle) take their delegator's key; solo stackers (newest stack-stx / stack-extend
+ * covering the cycle; the reference's filter misspells stack-increase, so it never counts) their own.
+ */
+export function cycleStackers(rows: readonly PoxEventPlacement[], cycle: number): CycleStacker[] {
+  const c = BigInt(cycle);
+  const decoded = rows.map((row) => ({ row, ev: decodePoxPrintEvent(row.value_hex) })).filter((x) => x.ev !== null) as {
+    row: PoxEventPlacement;
+    ev: PoxEvent;
+  }[];
+  const operatorKeys = new Map<string, string | null>();
+  for (const { ev } of decoded) {
+    if (ev.name !== 'stack-aggregation-commit' && ev.name !== 'stack-aggregation-commit-indexed') continue;
+    if (ev.data.start_cycle_id !== c || ev.data.end_cycle_id !== c + 1n) continue;
+    if (!operatorKeys.has(ev.stacker)) operatorKeys.set(ev.stacker, (ev.data.signer_key as string | null | undefined) ?? null);
+  }
+  const covers = (ev: PoxEvent) => {
+    const s = ev.data.start_cycle_id as bigint | null | undefined;
+    const e = ev.data.end_cycle_id as bigint | null | undefined;
+    return s !== null && s !== undefined && e !== null && e !== undefined && s <= c && e > c;
+  };
+  const pooled = new Map<string, CycleStacker>();
+  const solo = new Map<string, CycleStacker>();
+  for (const { row, ev } of decoded) {
+    const isPooled = ev.name === 'delegate-stack-stx' || ev.name === 'delegate-stack-increase' || ev.name === 'delegate-stack-extend';
+    const isSolo = ev.name === 'stack-stx' || ev.name === 'stack-extend';
+    if ((!isPooled && !isSolo) || !covers(ev)) continue;
+    const target = isPooled ? pooled : solo;
+    if (target.has(ev.stacker)) continue;
+    const mainnet = row.contract_id.startsWith(BOOT_ADDRESS.mainnet + '.');
+    target.set(ev.stacker, {
+      stacker: ev.stacker,
+      signer_key: isPooled
+        ? (operatorKeys.get(ev.data.delegator as string) ?? null)
+        : ((ev.data.signer_key as string | null | undefined) ?? null),
+      locked: ev.locked,
+      pox_addr: poxAddrString(ev, mainnet),
+      name: ev.name,
+      amount_ustx: str(ev.data.amount_ustx),
+      stacker_type: isPooled ? 'pooled' : 'solo',
+    });
+  }
+  return [...pooled.values(), ...solo.values()];
+}
+
+export function poxSignerJson(r: PoxSignerRow, stackers: readonly CycleStacker[], mainnet: boolean) {
+  const tw = Number(r.total_weight);
+  const mine = stackers.filter((s) => s.signer_key === r.signing_key);
+  return {
+    signing_key: r.signing_key,
+    signer_address: signerAddress(r.signing_key, mainnet),
+    weight: Number(r.weight),
+    stacked_amount: r.stacked_amount,
+    weight_percent: tw === 0 ? null : (Number(r.weight) / tw) * 100,
+    stacked_amount_percent: stackedPercent(BigInt(r.stacked_amount), BigInt(r.total_stacked_amount)),
+    pooled_stacker_count: new Set(mine.filter((s) => s.stacker_type === 'pooled').map((s) => s.stacker)).size,
+    solo_stacker_count: new Set(mine.filter((s) => s.stacker_type === 'solo').map((s) => s.stacker)).size,
+  };
+}
+
+/** The stackers of one signer key, by locked amount (descending) then address, as the reference lists them. */
+export function signerStackersJson(stackers: readonly CycleStacker[], signingKey: string) {
+  return stackers
+    .filter((s) => s.signer_key === signingKey)
+    .sort((a, b) => (a.locked === b.locked ? (a.stacker < b.stacker ? -1 : a.stacker > b.stacker ? 1 : 0) : a.locked > b.locked ? -1 : 1))
+    .map((s) => ({
+      stacker_address: s.stacker,
+      stacked_amount:
+        s.name === 'stack-aggregation-commit' || s.name === 'stack-aggregation-commit-indexed' ? (s.amount_ustx ?? '0') : s.locked.toString(),
+      pox_address: s.pox_addr,
+      stacker_type: s.stacker_type,
+    }));
 }

@@ -72,3 +72,82 @@ export async function canonicalBlockBurnHeight(sql: Sql, height: number): Promis
     SELECT burn_block_height FROM blocks WHERE canonical AND block_height = ${height} LIMIT 1`;
   return b === undefined ? undefined : Number(b.burn_block_height);
 }
+
+// ---- PoX cycles and signer sets (sql/0031_pox_cycles.sql) ----------------------------------------------------------
+
+export interface PoxCycleRow {
+  cycle_number: string;
+  block_height: string;
+  index_block_hash: string;
+  total_weight: string;
+  total_stacked_amount: string;
+  total_signers: number;
+}
+
+export async function poxCycles(sql: Sql, page: { limit: number; offset: number }) {
+  const rows = await sql<(PoxCycleRow & { total: number })[]>`
+    SELECT cycle_number::text, block_height::text, index_block_hash, total_weight::text, total_stacked_amount::text,
+      total_signers, (count(*) OVER ())::integer AS total
+    FROM pox_cycles WHERE canonical
+    ORDER BY cycle_number DESC
+    LIMIT ${page.limit} OFFSET ${page.offset}`;
+  return { rows, total: rows[0]?.total ?? 0 };
+}
+
+export async function poxCycle(sql: Sql, cycle: number): Promise<PoxCycleRow | undefined> {
+  const [row] = await sql<PoxCycleRow[]>`
+    SELECT cycle_number::text, block_height::text, index_block_hash, total_weight::text, total_stacked_amount::text,
+      total_signers
+    FROM pox_cycles WHERE canonical AND cycle_number = ${cycle}
+    LIMIT 1`;
+  return row;
+}
+
+/** Whether any row (canonical or not: the reference's check) names this cycle. */
+export async function poxCycleKnown(sql: Sql, cycle: number): Promise<boolean> {
+  return (await sql`SELECT 1 FROM pox_cycles WHERE cycle_number = ${cycle} LIMIT 1`).length > 0;
+}
+
+/** Whether any signer row (canonical or not: the reference's check) of this cycle has this key. */
+export async function poxSignerKnown(sql: Sql, cycle: number, signingKey: string): Promise<boolean> {
+  return (await sql`SELECT 1 FROM pox_sets WHERE cycle_number = ${cycle} AND signing_key = ${signingKey} LIMIT 1`).length > 0;
+}
+
+export interface PoxSignerRow {
+  signing_key: string;
+  weight: string;
+  stacked_amount: string;
+  total_weight: string;
+  total_stacked_amount: string;
+}
+
+/** The canonical signers of a cycle, by weight, stacked amount, key; one key filter optional. */
+export async function poxSigners(sql: Sql, cycle: number, q: { signingKey?: string; limit: number; offset: number }) {
+  const rows = await sql<(PoxSignerRow & { total: number })[]>`
+    SELECT signing_key, weight::text, stacked_amount::text, total_weight::text, total_stacked_amount::text,
+      (count(*) OVER ())::integer AS total
+    FROM pox_sets
+    WHERE canonical AND cycle_number = ${cycle}
+      ${q.signingKey !== undefined ? sql`AND signing_key = ${q.signingKey}` : sql``}
+    ORDER BY weight DESC, stacked_amount DESC, signing_key
+    LIMIT ${q.limit} OFFSET ${q.offset}`;
+  return { rows, total: rows[0]?.total ?? 0 };
+}
+
+/**
+ * The canonical pox-4 events that decide who stacks with which signer in a cycle (stack-stx / stack-extend solo,
+ * delegate-stack-* pooled, stack-aggregation-commit[-indexed] for the pool operators' signer keys), newest first.
+ */
+export function poxSignerEvents(sql: Sql): Promise<PoxEventPlacement[]> {
+  const [c1, c2] = contractIds('pox4');
+  return sql<PoxEventPlacement[]>`
+    SELECT e.block_height, e.tx_id, e.tx_index, e.event_index, e.value_hex, e.contract_id
+    FROM events e
+    JOIN pox_events p ON p.value_md5 = md5(e.value_hex)
+    JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash AND t.microblock_hash = e.microblock_hash
+    WHERE e.event_type = 'smart_contract_log' AND e.topic = 'print' AND e.contract_id IN (${c1}, ${c2})
+      AND e.canonical AND e.microblock_canonical
+      AND p.name IN ('stack-stx', 'stack-extend', 'delegate-stack-stx', 'delegate-stack-increase', 'delegate-stack-extend',
+        'stack-aggregation-commit', 'stack-aggregation-commit-indexed')
+    ORDER BY e.block_height DESC, t.microblock_sequence DESC, e.tx_index DESC, e.event_index DESC`;
+}

@@ -99,3 +99,60 @@ export const PoolDelegationList = component(
   'PoolDelegationList',
   z.object({ limit: Count, offset: Count, total: Count, results: z.array(PoolDelegation) }).describe('Pool members, newest first'),
 );
+
+export const PoxCycle = component(
+  'PoxCycle',
+  z
+    .object({
+      block_height: Height.describe('height of the block that carried the reward set'),
+      index_block_hash: Hash,
+      cycle_number: Count,
+      total_weight: Count,
+      total_stacked_amount: Amount,
+      total_signers: Count,
+    })
+    .describe('A PoX reward cycle and its signer set totals'),
+);
+
+export const PoxCycleList = component(
+  'PoxCycleList',
+  z.object({ limit: Count, offset: Count, total: Count, results: z.array(PoxCycle) }).describe('PoX cycles, newest first'),
+);
+
+export const PoxSigner = component(
+  'PoxSigner',
+  z
+    .object({
+      signing_key: z.string().regex(/^0x[0-9a-f]*$/),
+      signer_address: z.string().describe('the Stacks address of the signing key'),
+      weight: Count,
+      stacked_amount: Amount,
+      weight_percent: z.number().nullable(),
+      stacked_amount_percent: z.number().nullable(),
+      pooled_stacker_count: Count,
+      solo_stacker_count: Count,
+    })
+    .describe('A signer of a PoX cycle'),
+);
+
+export const PoxSignerList = component(
+  'PoxSignerList',
+  z.object({ limit: Count, offset: Count, total: Count, results: z.array(PoxSigner) }).describe('Signers of a cycle'),
+);
+
+export const PoxStacker = component(
+  'PoxStacker',
+  z
+    .object({
+      stacker_address: z.string(),
+      stacked_amount: Amount,
+      pox_address: BtcAddress.nullable(),
+      stacker_type: z.enum(['solo', 'pooled']),
+    })
+    .describe('A stacker whose STX back a signer in a cycle'),
+);
+
+export const PoxStackerList = component(
+  'PoxStackerList',
+  z.object({ limit: Count, offset: Count, total: Count, results: z.array(PoxStacker) }).describe('Stackers of a signer'),
+);

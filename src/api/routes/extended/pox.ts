@@ -3,11 +3,29 @@
  * the legacy /extended/v1/pox<N>_events/… redirects; /extended/v2/pox/cycles….
  */
 import { z } from 'zod';
-import { LABEL, endpoint, notFound, raw } from '../../endpoint.js';
+import { LABEL, badRequest, endpoint, notFound, raw } from '../../endpoint.js';
 import { httpError, redirect } from '../../../http/response.js';
+import type { HttpRequest } from '../../../http/router.js';
 import { LoosePrincipalParam, Unanchored, paging } from '../../schemas/params.js';
-import { PoolDelegationList, PoxEventList, PoxEventResults } from '../../schemas/pox.js';
-import { poolDelegations, poxEventsJson } from '../../serialize-pox.js';
+import {
+  PoolDelegationList,
+  PoxCycle,
+  PoxCycleList,
+  PoxEventList,
+  PoxEventResults,
+  PoxSigner,
+  PoxSignerList,
+  PoxStackerList,
+} from '../../schemas/pox.js';
+import {
+  cycleStackers,
+  poolDelegations,
+  poxCycleJson,
+  poxEventsJson,
+  poxSignerJson,
+  signerStackersJson,
+} from '../../serialize-pox.js';
+import type { ApiContext } from '../../context.js';
 import { codec } from '../../../chain/native.js';
 import { chainTip } from '../../../store/chain-tip.js';
 import * as pox from '../../../store/pox.js';
@@ -48,8 +66,18 @@ const PoxTxId = z
 
 const LEGACY_NOTE = 'Legacy prefix: sub-paths of `/extended/v1/pox4_events/` redirect to `/extended/v1/pox4/`.';
 
-/** `/extended/v1/pox<N>_events/<rest>`: the reference rewrites `pox4_events/` to `pox4/` and redirects (others to themselves). */
-const legacyEndpoints = Array.from({ length: 10 }, (_, n) =>
+/**
+ * `/extended/v1/pox<N>_events/<rest>` as the reference answers it: `pox4_events/` becomes `pox4/` (query kept) and
+ * redirects; other versions redirect to themselves; the bare prefix is a route-not-found 404.
+ */
+function legacyRedirect(req: HttpRequest, rest: string) {
+  if (!rest) return raw(httpError(404, `Route ${req.method}:${req.path}${req.rawQuery ? '?' + req.rawQuery : ''} not found`));
+  const url = req.path + (req.rawQuery ? '?' + req.rawQuery : '');
+  return raw(redirect(302, url.replace(/\/(pox4)_events(\/|$)/, (_m, p1: string, p2: string) => (p2 === '/' ? `/${p1}/` : `/${p1}/events`))));
+}
+
+/** Any `/extended/v1/pox<N>_events/…` (undocumented). */
+const legacyWildcards = Array.from({ length: 10 }, (_, n) =>
   endpoint({
     method: 'GET',
     path: `/extended/v1/pox${n}_events/*`,
@@ -60,13 +88,31 @@ const legacyEndpoints = Array.from({ length: 10 }, (_, n) =>
     hidden: true,
     redirect: { status: 302, description: 'The same path under /extended/v1/pox4/' },
     cache: 'none',
-    handler: ({ req }) => {
-      if (!req.params['*']) {
-        return raw(httpError(404, `Route ${req.method}:${req.path}${req.rawQuery ? '?' + req.rawQuery : ''} not found`));
-      }
-      const url = req.path + (req.rawQuery ? '?' + req.rawQuery : '');
-      return raw(redirect(302, url.replace(/\/(pox4)_events(\/|$)/, (_m, p1: string, p2: string) => (p2 === '/' ? `/${p1}/` : `/${p1}/events`))));
-    },
+    handler: ({ req }) => legacyRedirect(req, req.params['*'] ?? ''),
+  }),
+);
+
+/** The documented legacy forms of the pox4 routes. */
+const legacyPox4 = (
+  [
+    ['events', 'events', undefined],
+    ['stacker/:principal', 'stacker', 'principal'],
+    ['tx/:tx_id', 'tx', 'tx_id'],
+    [':pool_principal/delegations', 'delegations', 'pool_principal'],
+  ] as const
+).map(([sub, name, param]) =>
+  endpoint({
+    method: 'GET',
+    path: `/extended/v1/pox4_events/${sub}`,
+    operationId: `redirect_pox4_events_${name}`,
+    summary: `Legacy form of /extended/v1/pox4/${sub.replace(/:(\w+)/, '{$1}')}`,
+    description: LEGACY_NOTE,
+    tags: ['Stacking'],
+    deprecated: true,
+    params: param ? z.object({ [param]: z.string() }) : undefined,
+    redirect: { status: 302, description: `Moved to /extended/v1/pox4/${sub.replace(/:(\w+)/, '{$1}')}` },
+    cache: 'none',
+    handler: ({ req }) => legacyRedirect(req, sub),
   }),
 );
 
@@ -145,5 +191,130 @@ export const poxEndpoints = [
       return { limit: query.limit, offset: query.offset, total: results.length ? members.length : 0, results };
     },
   }),
-  ...legacyEndpoints,
+  ...legacyPox4,
+  ...legacyWildcards,
+];
+
+// ---- /extended/v2/pox/cycles… -----------------------------------------------------------------------------------------
+
+const CycleNumber = z.int().describe('PoX reward cycle number');
+
+const HEX_BYTES = /^0x([0-9a-fA-F]{2})*$/;
+
+/**
+ * A signer key as written: `key` is the 0x-prefixed lower-case form (the reference adds a missing `0x` when it reads
+ * one signer), `strict` the same only when it was written with `0x` (its stackers route does not add it); null when it
+ * is not hex bytes (the reference fails with a 500 on those: a 400 here, after the cycle check it makes first).
+ */
+const SignerKey = z
+  .string()
+  .transform((raw) => {
+    const prefixed = raw.startsWith('0x') ? raw : '0x' + raw;
+    const key = HEX_BYTES.test(prefixed) ? prefixed.toLowerCase() : null;
+    return { raw, key, strict: raw.startsWith('0x') ? key : null };
+  })
+  .describe('Signer public key (hex, `0x` optional)');
+
+const isMainnet = (ctx: ApiContext) => ctx.chainId === 1;
+
+export const poxCycleEndpoints = [
+  endpoint({
+    method: 'GET',
+    path: '/extended/v2/pox/cycles',
+    operationId: 'get_pox_cycles',
+    summary: 'PoX cycles',
+    description: 'Reward cycles with a signer set, newest first (limit 0 gives an empty page, as the reference).',
+    tags: ['Stacking'],
+    query: z.object({
+      limit: z.int().min(0).max(60).default(20).describe('Page size (absent: 20; more than 60: 400)'),
+      offset: z.int().min(0).default(0).describe('Index of the first item'),
+    }),
+    response: PoxCycleList,
+    responseDescription: 'A page of cycles',
+    errors: [400, 503],
+    handler: async ({ query }, { sql }) => {
+      const { rows, total } = await pox.poxCycles(sql, query);
+      return { limit: query.limit, offset: query.offset, total, results: rows.map(poxCycleJson) };
+    },
+  }),
+  endpoint({
+    method: 'GET',
+    path: '/extended/v2/pox/cycles/:cycle_number',
+    operationId: 'get_pox_cycle',
+    summary: 'PoX cycle',
+    tags: ['Stacking'],
+    params: z.object({ cycle_number: CycleNumber }),
+    response: PoxCycle,
+    responseDescription: 'The cycle',
+    errors: [400, 404, 503],
+    handler: async ({ params }, { sql }) => {
+      const row = await pox.poxCycle(sql, params.cycle_number);
+      return row ? poxCycleJson(row) : notFound('Not found');
+    },
+  }),
+  endpoint({
+    method: 'GET',
+    path: '/extended/v2/pox/cycles/:cycle_number/signers',
+    operationId: 'get_pox_cycle_signers',
+    summary: 'Signers of a PoX cycle',
+    description: 'By weight, then stacked amount; with the number of solo and pooled stackers behind each signer.',
+    tags: ['Stacking'],
+    params: z.object({ cycle_number: CycleNumber }),
+    query: z.object(paging(100, 250)),
+    response: PoxSignerList,
+    responseDescription: 'A page of signers',
+    errors: [400, 404, 503],
+    handler: async ({ params, query }, ctx) => {
+      if (!(await pox.poxCycleKnown(ctx.sql, params.cycle_number))) notFound('PoX cycle not found');
+      const { rows, total } = await pox.poxSigners(ctx.sql, params.cycle_number, query);
+      const stackers = rows.length ? cycleStackers(await pox.poxSignerEvents(ctx.sql), params.cycle_number) : [];
+      return {
+        limit: query.limit,
+        offset: query.offset,
+        total,
+        results: rows.map((r) => poxSignerJson(r, stackers, isMainnet(ctx))),
+      };
+    },
+  }),
+  endpoint({
+    method: 'GET',
+    path: '/extended/v2/pox/cycles/:cycle_number/signers/:signer_key',
+    operationId: 'get_pox_cycle_signer',
+    summary: 'A signer of a PoX cycle',
+    tags: ['Stacking'],
+    params: z.object({ cycle_number: CycleNumber, signer_key: SignerKey }),
+    response: PoxSigner,
+    responseDescription: 'The signer',
+    errors: [400, 404, 503],
+    handler: async ({ params }, ctx) => {
+      if (!(await pox.poxCycleKnown(ctx.sql, params.cycle_number))) notFound('PoX cycle not found');
+      const key = params.signer_key.key ?? badRequest(`params/signer_key must be a hex string`);
+      const { rows } = await pox.poxSigners(ctx.sql, params.cycle_number, { signingKey: key, limit: 1, offset: 0 });
+      if (!rows[0]) notFound('Not found');
+      return poxSignerJson(rows[0], cycleStackers(await pox.poxSignerEvents(ctx.sql), params.cycle_number), isMainnet(ctx));
+    },
+  }),
+  endpoint({
+    method: 'GET',
+    path: '/extended/v2/pox/cycles/:cycle_number/signers/:signer_key/stackers',
+    operationId: 'get_pox_cycle_signer_stackers',
+    summary: 'Stackers behind a signer in a PoX cycle',
+    description: 'Solo and pooled stackers whose STX back the signer, by locked amount.',
+    tags: ['Stacking'],
+    params: z.object({ cycle_number: CycleNumber, signer_key: SignerKey }),
+    query: z.object(paging(100, 200)),
+    response: PoxStackerList,
+    responseDescription: 'A page of stackers',
+    errors: [400, 404, 503],
+    handler: async ({ params, query }, ctx) => {
+      if (!(await pox.poxCycleKnown(ctx.sql, params.cycle_number))) notFound('PoX cycle not found');
+      const key = params.signer_key.strict ?? badRequest(`params/signer_key must be a 0x-prefixed hex string`);
+      if (!(await pox.poxSignerKnown(ctx.sql, params.cycle_number, key))) notFound('PoX cycle signer not found');
+      const { rows } = await pox.poxSigners(ctx.sql, params.cycle_number, { signingKey: key, limit: 1, offset: 0 });
+      const all = rows.length ? signerStackersJson(cycleStackers(await pox.poxSignerEvents(ctx.sql), params.cycle_number), key) : [];
+      const results = all.slice(query.offset, query.offset + query.limit);
+      // the reference's total is a window count over the page's rows: 0 for a page past the end
+      return { limit: query.limit, offset: query.offset, total: results.length ? all.length : 0, results };
+    },
+  }),
 ];
