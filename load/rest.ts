@@ -331,6 +331,10 @@ async function fullSet(base: string, dbUrl: string | undefined, txIds: string[],
     { name: '/extended/v1/tx/mempool?limit=30', path: '/extended/v1/tx/mempool?limit=30', cached: false },
     { name: '/extended/v1/address/{busiest}/stx', path: `/extended/v1/address/${address}/stx`, cached: false },
     { name: '/extended/v1/address/{busiest}/mempool', path: `/extended/v1/address/${address}/mempool`, cached: false },
+    // stacking (issue 16): the cycles list, the newest PoX events and burnchain rewards
+    { name: '/extended/v2/pox/cycles', path: '/extended/v2/pox/cycles', cached: false },
+    { name: '/extended/v1/pox4/events', path: '/extended/v1/pox4/events', cached: false },
+    { name: '/extended/v1/burnchain/rewards', path: '/extended/v1/burnchain/rewards', cached: false },
   ];
   if (dbUrl) {
     const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });
