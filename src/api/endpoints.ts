@@ -29,4 +29,11 @@ export const TAGS = [
 ] as const;
 
 /** Router paths deliberately not in the document: the HTML docs page, its static files and the dashboard. */
-export const UNDOCUMENTED_ROUTES = ['/docs', '/docs/*', '/dashboard', '/dashboard/*'];
+export const UNDOCUMENTED_ROUTES = [
+  '/docs',
+  '/docs/*',
+  '/dashboard',
+  '/dashboard/*',
+  // the legacy PoX events prefixes (routes/extended/pox.ts: any sub-path, answered as the reference does)
+  ...Array.from({ length: 10 }, (_, n) => `/extended/v1/pox${n}_events/*`),
+];

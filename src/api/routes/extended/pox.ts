@@ -108,7 +108,6 @@ const legacyPox4 = (
     summary: `Legacy form of /extended/v1/pox4/${sub.replace(/:(\w+)/, '{$1}')}`,
     description: LEGACY_NOTE,
     tags: ['Stacking'],
-    deprecated: true,
     params: param ? z.object({ [param]: z.string() }) : undefined,
     redirect: { status: 302, description: `Moved to /extended/v1/pox4/${sub.replace(/:(\w+)/, '{$1}')}` },
     cache: 'none',
