@@ -73,6 +73,8 @@ const LEGACY_NOTE = 'Legacy prefix: sub-paths of `/extended/v1/pox4_events/` red
 function legacyRedirect(req: HttpRequest, rest: string) {
   if (!rest) return raw(httpError(404, `Route ${req.method}:${req.path}${req.rawQuery ? '?' + req.rawQuery : ''} not found`));
   const url = req.path + (req.rawQuery ? '?' + req.rawQuery : '');
+  // the location echoes the request: past 8 KiB it would not fit the header limits of common clients
+  if (url.length > 8192) return raw(httpError(400, 'the url path is too long to redirect'));
   return raw(redirect(302, url.replace(/\/(pox4)_events(\/|$)/, (_m, p1: string, p2: string) => (p2 === '/' ? `/${p1}/` : `/${p1}/events`))));
 }
 
@@ -110,6 +112,7 @@ const legacyPox4 = (
     tags: ['Stacking'],
     params: param ? z.object({ [param]: z.string() }) : undefined,
     redirect: { status: 302, description: `Moved to /extended/v1/pox4/${sub.replace(/:(\w+)/, '{$1}')}` },
+    errors: [400],
     cache: 'none',
     handler: ({ req }) => legacyRedirect(req, sub),
   }),
