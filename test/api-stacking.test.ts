@@ -15,7 +15,7 @@ import { ObserverPipeline } from '../src/observer/pipeline.js';
 import { createLogger } from '../src/logger.js';
 import { ChainGenerator } from '../load/generate.js';
 import { sqlDir } from '../src/store/migrate.js';
-import { cv } from '../src/chain/pox.js';
+import { cv, decodePoxPrintEvent } from '../src/chain/pox.js';
 import { codec } from '../src/chain/native.js';
 import { isValidBitcoinAddress, poxAddressToBtc, stacksToBtcAddress } from '../src/chain/btc-address.js';
 import { stackedPercent } from '../src/api/serialize-pox.js';
@@ -136,13 +136,14 @@ async function stackingTables(sql: Sql) {
       FROM reward_slot_holders ORDER BY burn_block_hash, slot_index`,
     cycles: await sql`SELECT * FROM pox_cycles ORDER BY cycle_number, index_block_hash`,
     sets: await sql`SELECT * FROM pox_sets ORDER BY cycle_number, index_block_hash, signing_key`,
+    eventCycles: await sql`SELECT * FROM pox_event_cycles ORDER BY value_md5`,
   };
 }
 
 /** Empties the four tables and runs their migrations again (both files are re-runnable): the backfill. */
 async function backfill(sql: Sql) {
-  await sql`TRUNCATE burnchain_rewards, reward_slot_holders, pox_cycles, pox_sets`;
-  for (const f of ['0030_burnchain_rewards.sql', '0031_pox_cycles.sql']) {
+  await sql`TRUNCATE burnchain_rewards, reward_slot_holders, pox_cycles, pox_sets, pox_event_cycles`;
+  for (const f of ['0030_burnchain_rewards.sql', '0031_pox_cycles.sql', '0032_pox_event_cycles.sql']) {
     await sql.begin((tx) => tx.unsafe(readFileSync(path.join(sqlDir(), f), 'utf8')));
   }
 }
@@ -194,6 +195,16 @@ describe('derived stacking tables: reorgs and backfill', () => {
       ['14', true, 3],
     ]);
     const ingested = await stackingTables(db.sql);
+    // every pox-4 stack-stx / stack-extend of the fixture has its cycle range indexed, as the decoder reads it
+    const ranges = await db.sql<{ value_hex: string; start_cycle_id: string | null; end_cycle_id: string | null }[]>`
+      SELECT DISTINCT e.value_hex, c.start_cycle_id::text, c.end_cycle_id::text FROM events e
+      JOIN pox_event_cycles c ON c.value_md5 = md5(e.value_hex) WHERE e.contract_id LIKE '%.pox-4'`;
+    expect(ranges.length).toBeGreaterThan(5);
+    for (const r of ranges) {
+      const d = decodePoxPrintEvent(r.value_hex)!;
+      const want = [d.data.start_cycle_id, d.data.end_cycle_id].map((v) => (v === null || v === undefined ? null : String(v)));
+      expect([r.start_cycle_id, r.end_cycle_id]).toEqual(want);
+    }
     await backfill(db.sql);
     expect(await stackingTables(db.sql)).toEqual(ingested);
 

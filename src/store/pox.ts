@@ -138,16 +138,24 @@ export async function poxSigners(sql: Sql, cycle: number, q: { signingKey?: stri
  * The canonical pox-4 events that decide who stacks with which signer in a cycle (stack-stx / stack-extend solo,
  * delegate-stack-* pooled, stack-aggregation-commit[-indexed] for the pool operators' signer keys), newest first.
  */
-export function poxSignerEvents(sql: Sql): Promise<PoxEventPlacement[]> {
+export function poxSignerEvents(sql: Sql, cycle: number): Promise<PoxEventPlacement[]> {
   const [c1, c2] = contractIds('pox4');
+  // only the values whose cycle range can concern the cycle (sql/0032): covering it, or committed for exactly it
   return sql<PoxEventPlacement[]>`
     SELECT e.block_height, e.tx_id, e.tx_index, e.event_index, e.value_hex, e.contract_id
-    FROM events e
-    JOIN pox_events p ON p.value_md5 = md5(e.value_hex)
+    FROM pox_event_cycles c
+    JOIN events e ON md5(e.value_hex) = c.value_md5
+      -- the predicate of the events_pox_print index (sql/0008), literally
+      AND e.event_type = 'smart_contract_log' AND e.topic = 'print' AND e.contract_id IN (
+        'SP000000000000000000002Q6VF78.pox-2', 'ST000000000000000000002AMW42H.pox-2',
+        'SP000000000000000000002Q6VF78.pox-3', 'ST000000000000000000002AMW42H.pox-3',
+        'SP000000000000000000002Q6VF78.pox-4', 'ST000000000000000000002AMW42H.pox-4')
+    JOIN pox_events p ON p.value_md5 = c.value_md5
     JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash AND t.microblock_hash = e.microblock_hash
-    WHERE e.event_type = 'smart_contract_log' AND e.topic = 'print' AND e.contract_id IN (${c1}, ${c2})
+    WHERE e.contract_id IN (${c1}, ${c2})
       AND e.canonical AND e.microblock_canonical
       AND p.name IN ('stack-stx', 'stack-extend', 'delegate-stack-stx', 'delegate-stack-increase', 'delegate-stack-extend',
         'stack-aggregation-commit', 'stack-aggregation-commit-indexed')
+      AND c.start_cycle_id <= ${cycle} AND c.end_cycle_id > ${cycle}
     ORDER BY e.block_height DESC, t.microblock_sequence DESC, e.tx_index DESC, e.event_index DESC`;
 }

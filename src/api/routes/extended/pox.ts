@@ -269,7 +269,7 @@ export const poxCycleEndpoints = [
     handler: async ({ params, query }, ctx) => {
       if (!(await pox.poxCycleKnown(ctx.sql, params.cycle_number))) notFound('PoX cycle not found');
       const { rows, total } = await pox.poxSigners(ctx.sql, params.cycle_number, query);
-      const stackers = rows.length ? cycleStackers(await pox.poxSignerEvents(ctx.sql), params.cycle_number) : [];
+      const stackers = rows.length ? cycleStackers(await pox.poxSignerEvents(ctx.sql, params.cycle_number), params.cycle_number) : [];
       return {
         limit: query.limit,
         offset: query.offset,
@@ -293,7 +293,7 @@ export const poxCycleEndpoints = [
       const key = params.signer_key.key ?? badRequest(`params/signer_key must be a hex string`);
       const { rows } = await pox.poxSigners(ctx.sql, params.cycle_number, { signingKey: key, limit: 1, offset: 0 });
       if (!rows[0]) notFound('Not found');
-      return poxSignerJson(rows[0], cycleStackers(await pox.poxSignerEvents(ctx.sql), params.cycle_number), isMainnet(ctx));
+      return poxSignerJson(rows[0], cycleStackers(await pox.poxSignerEvents(ctx.sql, params.cycle_number), params.cycle_number), isMainnet(ctx));
     },
   }),
   endpoint({
@@ -313,7 +313,7 @@ export const poxCycleEndpoints = [
       const key = params.signer_key.strict ?? badRequest(`params/signer_key must be a 0x-prefixed hex string`);
       if (!(await pox.poxSignerKnown(ctx.sql, params.cycle_number, key))) notFound('PoX cycle signer not found');
       const { rows } = await pox.poxSigners(ctx.sql, params.cycle_number, { signingKey: key, limit: 1, offset: 0 });
-      const all = rows.length ? signerStackersJson(cycleStackers(await pox.poxSignerEvents(ctx.sql), params.cycle_number), key) : [];
+      const all = rows.length ? signerStackersJson(cycleStackers(await pox.poxSignerEvents(ctx.sql, params.cycle_number), params.cycle_number), key) : [];
       const results = all.slice(query.offset, query.offset + query.limit);
       // the reference's total is a window count over the page's rows: 0 for a page past the end
       return { limit: query.limit, offset: query.offset, total: results.length ? all.length : 0, results };
