@@ -299,7 +299,7 @@ describe('pool delegations through the service', () => {
       delegate(S4, OTHER_POOL, 400n, null),
       delegate(S5, POOL, 500n, burn - 1n), // already expired
     ]);
-    second = await nextBlock([revoke(S3, POOL), delegate(S1, POOL, 150n, null)]);
+    second = await nextBlock([revoke(S3, POOL), delegate(S1, POOL, 150n, null), delegate(S4, `${POOL}.pool-v1`, 450n, null)]);
   }, 120_000);
   afterAll(async () => svc?.stop());
 
@@ -327,6 +327,9 @@ describe('pool delegations through the service', () => {
     const after = await get(svc.api, `/extended/v1/pox4/${POOL}/delegations?after_block=${first.height}`);
     expect(after.body.results.map((r: any) => r.stacker)).toEqual([S1]);
     expect((await get(svc.api, `/extended/v1/pox4/${OTHER_POOL}/delegations`)).body.results.map((r: any) => r.stacker)).toEqual([S4]);
+    // a contract pool of the same deployer is another pool
+    const contractPool = await get(svc.api, `/extended/v1/pox4/${POOL}.pool-v1/delegations`);
+    expect(contractPool.body.results.map((r: any) => [r.stacker, r.amount_ustx])).toEqual([[S4, '450']]);
     expect((await get(svc.api, `/extended/v1/pox3/${POOL}/delegations`)).body.total).toBe(0);
     expect((await get(svc.api, `/extended/v1/pox4/${POOL}/delegations?height=${second.height + 1}`)).status).toBe(404);
   });
@@ -348,6 +351,6 @@ describe('pool delegations through the service', () => {
     expect(revoked.body.results[0]).toMatchObject({ name: 'revoke-delegate-stx', data: { delegate_to: POOL } });
     expect(revoked.body.results[0].data).not.toHaveProperty('unlock_burn_height');
     const latest = await get(svc.api, '/extended/v1/pox4/events?limit=2');
-    expect(latest.body.results.map((r: any) => r.tx_id)).toEqual([second.txids[1], second.txids[0]]);
+    expect(latest.body.results.map((r: any) => r.tx_id)).toEqual([second.txids[2], second.txids[1]]);
   });
 });

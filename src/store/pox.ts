@@ -17,13 +17,10 @@ const contractIds = (pox: PoxVersion): string[] => {
 interface Filter {
   stacker?: string;
   txId?: string;
-  /** delegate-stx / revoke-delegate-stx events whose value mentions this principal, in (afterHeight, maxHeight] */
-  delegations?: { principal: string; maxHeight: number; afterHeight: number };
 }
 
 function poxEventRows(sql: Sql, pox: PoxVersion, f: Filter, page?: { limit: number; offset: number }): Promise<PoxEventPlacement[]> {
   const [c1, c2] = contractIds(pox);
-  const principalHex = f.delegations ? cv.principal(f.delegations.principal).slice(2) : '';
   return sql<PoxEventPlacement[]>`
     SELECT e.block_height, e.tx_id, e.tx_index, e.event_index, e.value_hex, e.contract_id
     FROM events e
@@ -33,12 +30,6 @@ function poxEventRows(sql: Sql, pox: PoxVersion, f: Filter, page?: { limit: numb
       AND e.canonical AND e.microblock_canonical
       ${f.stacker !== undefined ? sql`AND p.stacker = ${f.stacker}` : sql``}
       ${f.txId !== undefined ? sql`AND e.tx_id = ${f.txId}` : sql``}
-      ${
-        f.delegations
-          ? sql`AND p.name IN ('delegate-stx', 'revoke-delegate-stx') AND e.block_height <= ${f.delegations.maxHeight}
-              AND e.block_height > ${f.delegations.afterHeight} AND strpos(lower(e.value_hex), ${principalHex}) > 0`
-          : sql``
-      }
     ORDER BY e.block_height DESC, t.microblock_sequence DESC, e.tx_index DESC, e.event_index DESC
     ${page ? sql`LIMIT ${page.limit} OFFSET ${page.offset}` : sql``}`;
 }
@@ -55,9 +46,29 @@ export function poxEventsOfTx(sql: Sql, pox: PoxVersion, txId: string) {
   return poxEventRows(sql, pox, { txId });
 }
 
-/** Candidate delegation events of a pool (the caller keeps those whose delegate_to is the pool). */
+/**
+ * Candidate delegation events of a pool, newest first: canonical delegate-stx / revoke-delegate-stx values whose
+ * delegate has the pool's address (sql/0032 index), in blocks (afterHeight, maxHeight]. The caller keeps those whose
+ * decoded delegate_to is exactly the pool (a contract pool shares its address with the others of that deployer).
+ */
 export function poolDelegationEvents(sql: Sql, pox: PoxVersion, pool: string, maxHeight: number, afterHeight: number) {
-  return poxEventRows(sql, pox, { delegations: { principal: pool, maxHeight, afterHeight } });
+  const [c1, c2] = contractIds(pox);
+  const address = cv.principal(pool).slice(4, 46); // 0x, the principal type byte, then version + hash160
+  return sql<PoxEventPlacement[]>`
+    SELECT e.block_height, e.tx_id, e.tx_index, e.event_index, e.value_hex, e.contract_id
+    FROM pox_event_cycles c
+    JOIN events e ON md5(e.value_hex) = c.value_md5
+      -- the predicate of the events_pox_print index (sql/0008), literally
+      AND e.event_type = 'smart_contract_log' AND e.topic = 'print' AND e.contract_id IN (
+        'SP000000000000000000002Q6VF78.pox-2', 'ST000000000000000000002AMW42H.pox-2',
+        'SP000000000000000000002Q6VF78.pox-3', 'ST000000000000000000002AMW42H.pox-3',
+        'SP000000000000000000002Q6VF78.pox-4', 'ST000000000000000000002AMW42H.pox-4')
+    JOIN pox_events p ON p.value_md5 = c.value_md5
+    JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash AND t.microblock_hash = e.microblock_hash
+    WHERE c.delegate_to = ${address} AND e.contract_id IN (${c1}, ${c2}) AND e.canonical AND e.microblock_canonical
+      AND p.name IN ('delegate-stx', 'revoke-delegate-stx')
+      AND e.block_height <= ${maxHeight} AND e.block_height > ${afterHeight}
+    ORDER BY e.block_height DESC, t.microblock_sequence DESC, e.tx_index DESC, e.event_index DESC`;
 }
 
 /** Whether a mined tx with this id is stored (any block). */
