@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
-import { readFixture } from './helpers/fixtures.js';
+import { fixtureNames, readFixture } from './helpers/fixtures.js';
 import { replay, startTestService, type TestService } from './helpers/service.js';
 import { poxPrint } from './helpers/pox-print.js';
 import { ObserverPipeline } from '../src/observer/pipeline.js';
@@ -159,6 +159,17 @@ describe('derived stacking tables: reorgs and backfill', () => {
     const tables = await db.sql<{ t: string }[]>`
       SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' AND tablename NOT IN ('schema_migrations', 'cache_version', 'api_keys', 'derived_appliers')`;
     await db.sql.unsafe(`TRUNCATE ${tables.map((r) => `"${r.t}"`).join(', ')}`);
+  }
+
+  for (const name of fixtureNames()) {
+    it(`${name}: the migrations' backfill equals what the ingest wrote`, async () => {
+      await reset();
+      const pipeline = new ObserverPipeline(db.sql, log);
+      for (const l of readFixture(name)) expect((await pipeline.handle(l.path, l.body)).status).toBe(200);
+      const ingested = await stackingTables(db.sql);
+      await backfill(db.sql);
+      expect(await stackingTables(db.sql)).toEqual(ingested);
+    });
   }
 
   it('a generated chain with forks: rewards of the burn blocks of orphaned Stacks blocks are non-canonical; backfill equals ingest', async () => {
