@@ -108,11 +108,29 @@ function parseArgs(argv: string[]): Options {
 }
 
 /** Reference (Hiro Stacks Blockchain API v8.13.6) measured with the same tool and settings (issue 3). */
+/**
+ * The reference's figures measured beside stacks-pulse on this machine class (../shared/REFERENCE-PERF-R2.md, autocannon,
+ * 50 connections, epoch-3-transition), keyed by the endpoint's row name (a "computed" row compares with the same figure).
+ */
 const REFERENCE: Record<string, { low: number; high: number; p99?: number }> = {
-  '/extended/v2/blocks/latest': { low: 1400, high: 1700, p99: 64 },
-  '/extended/v1/tx/mempool/stats': { low: 1000, high: 1100 },
-  '/extended/v1/block?limit=30': { low: 450, high: 530 },
+  '/extended': { low: 1970, high: 1970, p99: 54 },
+  '/extended/v2/blocks/latest': { low: 2424, high: 2424, p99: 48 },
+  '/extended/v1/block?limit=30': { low: 573, high: 573, p99: 162 },
+  '/extended/v1/tx/mempool/stats': { low: 1315, high: 1315, p99: 57 },
+  '/extended/v1/tx/multiple (5 ids)': { low: 475, high: 497, p99: 174 },
+  '/extended/v1/tx/events?address=…': { low: 1367, high: 1383, p99: 72 },
+  '/extended/v1/address/{p}/transactions': { low: 528, high: 528, p99: 160 },
+  '/extended/v1/address/{p}/balances': { low: 688, high: 688, p99: 111 },
+  '/extended/v1/address/{p}/nonces': { low: 1423, high: 1423, p99: 59 },
+  '/extended/v2/addresses/{p}/transactions': { low: 312, high: 312, p99: 252 },
+  '/extended/v1/tx?limit=50': { low: 135, high: 135, p99: 518 },
+  '/extended/v2/burn-blocks': { low: 1304, high: 1304, p99: 66 },
+  '/extended/v2/pox/cycles': { low: 1937, high: 1937, p99: 52 },
+  '/extended/v1/stx_supply': { low: 1531, high: 1531, p99: 55 },
 };
+
+/** The row name without its " (computed…)" suffix: the key of its reference figure. */
+const refKey = (name: string) => name.replace(/ \(computed[^)]*\)$/, '');
 
 interface Row {
   name: string;
@@ -193,7 +211,9 @@ async function startSelf(o: Options): Promise<{ url: string; dbUrl: string; clea
   const db = await createBenchDatabase(o.databaseUrl);
   const dbUrl = db.url;
   const [apiPort, observerPort] = [await freePort(), await freePort()];
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist/src/main.js'), 'serve'], {
+  // BENCH_NODE_ARGS: extra node flags for the service child (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it)
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'dist/src/main.js'), 'serve'], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -357,22 +377,31 @@ async function fullSet(base: string, dbUrl: string | undefined, txIds: string[],
   return list;
 }
 
-function run(url: string, o: Options, duration: number): Promise<autocannon.Result> {
+/**
+ * `unique`: every request gets its own URL (an extra `_=<n>` parameter the API ignores), so none is served from the
+ * answer cache: the row measures the real work (queries, serialisation) of the lookup.
+ */
+function run(url: string, o: Options, duration: number, unique = false): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     const rate = o.rate > 0 ? { overallRate: o.rate } : {};
-    autocannon({ url, connections: o.connections, duration, pipelining: o.pipelining, ...rate }, (err, result) =>
+    let n = 0;
+    const u = new URL(url);
+    const basePath = u.pathname + u.search;
+    const sep = u.search ? '&' : '?';
+    const requests = unique ? { requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, path: `${basePath}${sep}_=${n++}` }) }] } : {};
+    autocannon({ url, connections: o.connections, duration, pipelining: o.pipelining, ...rate, ...requests } as autocannon.Options, (err, result) =>
       err ? reject(err) : resolve(result),
     );
   });
 }
 
-async function measure(name: string, base: string, p: string, cached: boolean, o: Options): Promise<Row> {
+async function measure(name: string, base: string, p: string, cached: boolean, o: Options, unique = false): Promise<Row> {
   const url = base + p;
   const probe = await fetch(url);
   const text = await probe.text();
   if (probe.status !== 200) throw new Error(`${p}: ${probe.status} ${text.slice(0, 200)}`);
-  if (o.warmup > 0) await run(url, o, o.warmup);
-  const r = await run(url, o, o.duration);
+  if (o.warmup > 0) await run(url, o, o.warmup, unique);
+  const r = await run(url, o, o.duration, unique);
   return {
     name,
     path: p,
@@ -424,7 +453,7 @@ async function main() {
     const status = await (await fetch(o.url + '/extended')).text();
     if (o.ceiling) ceiling = await startCeiling(status);
 
-    const endpoints: { name: string; path: string; cached: boolean }[] = [
+    const endpoints: { name: string; path: string; cached: boolean; unique?: boolean }[] = [
       { name: 'static uWS (ceiling)', path: '/ceiling', cached: false },
       { name: '/extended', path: '/extended', cached: true },
       { name: '/extended/v2/blocks/latest', path: '/extended/v2/blocks/latest', cached: true },
@@ -432,17 +461,20 @@ async function main() {
       { name: '/extended/v1/tx/mempool/stats', path: '/extended/v1/tx/mempool/stats', cached: true },
       { name: '/extended/v1/tx/multiple (5 ids)', path: `/extended/v1/tx/multiple?${txIds.map((t) => `tx_id=${t}`).join('&')}`, cached: false },
       { name: '/extended/v1/tx/events?address=…', path: `/extended/v1/tx/events?address=${address}`, cached: false },
+      // the same lookups with a new URL every request: never from the answer cache
+      { name: '/extended/v1/tx/multiple (5 ids) (computed)', path: `/extended/v1/tx/multiple?${txIds.map((t) => `tx_id=${t}`).join('&')}`, cached: false, unique: true },
+      { name: '/extended/v1/tx/events?address=… (computed)', path: `/extended/v1/tx/events?address=${address}`, cached: false, unique: true },
     ];
     if (o.set === 'full') endpoints.push(...(await fullSet(o.url, self?.dbUrl ?? o.inputsDb, txIds, address)));
     if (!o.ceiling) endpoints.shift();
-    const selected = endpoints.filter((e, i) => (o.ceiling && i === 0) || o.only.length === 0 || o.only.some((s) => e.path.includes(s)));
+    const selected = endpoints.filter((e, i) => (o.ceiling && i === 0) || o.only.length === 0 || o.only.some((s) => e.path.includes(s) || e.name.includes(s)));
     log(`target ${o.url}, ${o.connections} connections, ${o.duration} s per endpoint (+${o.warmup} s warm-up), ${os.cpus().length} CPUs, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
     const rows: Row[] = [];
     for (const e of selected) {
       const base = e.path === '/ceiling' ? ceiling!.url : o.url;
       log(`… ${e.name}`);
-      const row = await measure(e.name, base, e.path, e.cached, o);
-      const ref = REFERENCE[e.path];
+      const row = await measure(e.name, base, e.path, e.cached, o, e.unique);
+      const ref = REFERENCE[refKey(e.name)];
       if (ref) {
         row.reference = ref;
         row.vsReference = row.rps / ref.high;

@@ -1,5 +1,6 @@
 // The only module that reads process.env. One zod schema turns the environment into a typed Config;
 // every bad value is reported as `<VARIABLE>: <what was expected>, got "<value>"`.
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -21,9 +22,12 @@ export interface Config {
   dataDir: string;
   /** Unset: fan-out stays in-process. */
   redisUrl: string | undefined;
-  /** 0x00000001 (mainnet) or 0x80000000 (testnet). */
-  chainId: number;
-  network: Network;
+  /**
+   * 0x00000001 (mainnet) or 0x80000000 (testnet). Unset: the database keeps the network of the first transaction
+   * it stores (src/chain/network.ts).
+   */
+  chainId: number | undefined;
+  network: Network | undefined;
   apiMode: ApiMode;
   logLevel: LogLevel;
   /** Bytes. */
@@ -34,6 +38,8 @@ export interface Config {
   proxyBodyLimit: number;
   rateLimitAnonRpm: number;
   rateLimitKeyRpm: number;
+  /** Client networks (CIDR) never rate limited; empty when unset. */
+  rateLimitExempt: string[];
   /** false: use the socket address; true: trust every proxy (leftmost X-Forwarded-For); n: trust n hops. */
   trustProxy: boolean | number;
   socketPingIntervalMs: number;
@@ -162,6 +168,23 @@ const chainId = (raw: string): Parsed<number> => {
     : bad('0x00000001, 0x80000000, mainnet or testnet');
 };
 
+/** Comma-separated IPv4/IPv6 networks (`127.0.0.1/8,10.0.0.0/8,::1/128`) or single addresses. */
+const cidrList = (raw: string): Parsed<string[]> => {
+  const items = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  for (const item of items) {
+    const [addr, prefix, extra] = item.split('/');
+    const family = isIP(addr);
+    const max = family === 4 ? 32 : 128;
+    if (!family || extra !== undefined || (prefix !== undefined && !(/^\d{1,3}$/.test(prefix) && Number(prefix) <= max))) {
+      return bad('comma-separated IP networks such as 127.0.0.1/8,10.0.0.0/8,::1/128');
+    }
+  }
+  return ok(items);
+};
+
 function oneOf<T extends string>(values: readonly T[]) {
   return (raw: string): Parsed<T> => {
     const s = raw.toLowerCase() as T;
@@ -186,7 +209,7 @@ const envSchema = z.object({
   DATABASE_READ_URL: envVar(postgresUrl),
   DATA_DIR: envVar(text, './data'),
   REDIS_URL: envVar(redisUrl),
-  STACKS_CHAIN_ID: envVar(chainId, CHAIN_ID_MAINNET),
+  STACKS_CHAIN_ID: envVar(chainId),
   API_MODE: envVar(oneOf(API_MODES), 'all'),
   LOG_LEVEL: envVar(oneOf(LOG_LEVELS), 'info'),
   OBSERVER_BODY_LIMIT: envVar(byteSize, 500 * MB),
@@ -194,6 +217,7 @@ const envSchema = z.object({
   PROXY_BODY_LIMIT: envVar(byteSize, 2 * MB),
   RATE_LIMIT_ANON_RPM: envVar(nonNegative, 50),
   RATE_LIMIT_KEY_RPM: envVar(nonNegative, 500),
+  RATE_LIMIT_EXEMPT: envVar(cidrList, []),
   TRUST_PROXY: envVar(trustProxy, false),
   SOCKET_PING_INTERVAL_MS: envVar(positiveMs, 5000),
   SOCKET_PING_TIMEOUT_MS: envVar(positiveMs, 5000),
@@ -228,7 +252,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: e.DATA_DIR,
     redisUrl: e.REDIS_URL,
     chainId: e.STACKS_CHAIN_ID,
-    network: e.STACKS_CHAIN_ID === CHAIN_ID_MAINNET ? 'mainnet' : 'testnet',
+    network: e.STACKS_CHAIN_ID === undefined ? undefined : e.STACKS_CHAIN_ID === CHAIN_ID_MAINNET ? 'mainnet' : 'testnet',
     apiMode: e.API_MODE,
     logLevel: e.LOG_LEVEL,
     observerBodyLimit: e.OBSERVER_BODY_LIMIT,
@@ -236,6 +260,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     proxyBodyLimit: e.PROXY_BODY_LIMIT,
     rateLimitAnonRpm: e.RATE_LIMIT_ANON_RPM,
     rateLimitKeyRpm: e.RATE_LIMIT_KEY_RPM,
+    rateLimitExempt: e.RATE_LIMIT_EXEMPT,
     trustProxy: e.TRUST_PROXY,
     socketPingIntervalMs: e.SOCKET_PING_INTERVAL_MS,
     socketPingTimeoutMs: e.SOCKET_PING_TIMEOUT_MS,

@@ -1,37 +1,62 @@
-#!/usr/bin/env node
 /**
- * stacks-pulse CLI.
- *   serve (default)          observer + REST API (API_MODE decides which)
- *   migrate                  apply sql/ migrations and exit
- *   import-events --file F   replay a node event TSV through the ingest pipeline
- *   export-events --file F   write the raw event log as TSV
- *   keys create --name N [--rpm N] | keys list | keys revoke NAME   API keys (src/auth/cli.ts)
+ * stacks-pulse CLI: `stacks-pulse --help` lists the commands (src/cli.ts holds them, their options and help texts).
+ *   serve (default) | api | ingest   the service (API_MODE decides which parts)
+ *   migrate | import-events | export-events | keys ...   database commands
+ *   replay --file F [--url U]        POST a recorded stream to a running observer, as a node does
  */
 import { loadConfig, ConfigError, type Config } from './config.js';
-import { createLogger } from './logger.js';
+import { createLogger, type Logger } from './logger.js';
 import { startService } from './service.js';
 import { connectDatabase } from './store/connect.js';
 import { migrate } from './store/migrate.js';
 import { ObserverPipeline } from './observer/pipeline.js';
-import { exportEvents, importEvents } from './replay.js';
+import { exportEvents, importEvents, ImportInterrupted } from './replay.js';
 import { runKeysCommand } from './auth/cli.js';
+import { StartupError, databaseStartupError } from './startup-error.js';
+import { parseCommandLine } from './cli.js';
+import { replayToUrl, replaySummary } from './replay-http.js';
+import { packageVersion, serviceUrls } from './service.js';
+import { DataDirLockedError } from './store/data-lock.js';
+import { settleNetwork } from './chain/network.js';
 
-function argValue(args: string[], name: string): string | undefined {
-  const i = args.indexOf(name);
-  if (i >= 0) return args[i + 1];
-  const eq = args.find((a) => a.startsWith(name + '='));
-  return eq?.slice(name.length + 1);
-}
-
-function usage(): never {
-  process.stderr.write(
-    'usage: stacks-pulse [serve|migrate|import-events --file F|export-events --file F|keys create --name N [--rpm N]|keys list|keys revoke NAME]\n',
-  );
-  process.exit(2);
-}
+/** set once the configuration is read: start-up failures go there at debug level, with their stack */
+let debugLog: Logger | undefined;
 
 async function main(argv: string[]): Promise<void> {
-  const [command = 'serve', ...args] = argv;
+  const parsed = parseCommandLine(argv, packageVersion());
+  if (parsed.kind !== 'run') {
+    (parsed.code === 0 ? process.stdout : process.stderr).write(parsed.text);
+    process.exit(parsed.code);
+  }
+  const { command, options } = parsed;
+  if (command === 'replay') {
+    const url = options.url ?? 'http://127.0.0.1:3700';
+    const giveUp = options['give-up-after'];
+    if (giveUp !== undefined && !/^\d+(\.\d+)?$/.test(giveUp)) {
+      process.stderr.write(`stacks-pulse: replay: --give-up-after: expected a number of seconds, got "${giveUp}"\n`);
+      process.exit(2);
+    }
+    const abort = new AbortController();
+    const onSignal = () => abort.abort();
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    let stats;
+    try {
+      stats = await replayToUrl({
+        file: options.file,
+        url,
+        tty: process.stderr.isTTY,
+        giveUpAfterMs: giveUp === undefined ? undefined : Number(giveUp) * 1000,
+        signal: abort.signal,
+      });
+    } catch (err) {
+      process.stderr.write(`stacks-pulse: replay: ${(err as Error).message}\n`);
+      process.exit(1);
+    }
+    process.stderr.write(replaySummary(stats, url) + '\n');
+    process.exitCode = stats.complete ? 0 : 130;
+    return;
+  }
   let config: Config;
   try {
     config = loadConfig();
@@ -43,12 +68,25 @@ async function main(argv: string[]): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
+  debugLog = log;
   switch (command) {
     case 'serve':
     case 'api':
     case 'ingest': {
-      if (command !== 'serve') config = { ...config, apiMode: command };
+      if (command !== 'serve') config = { ...config, apiMode: command as 'api' | 'ingest' };
       const service = await startService(config, log);
+      const urls = serviceUrls(config, service);
+      log.info(urls, 'stacks-pulse ready');
+      const rows: [string, string | undefined, string][] = [
+        ['API', urls.api, ''],
+        ['dashboard', urls.dashboard, ''],
+        ['docs', urls.docs, ''],
+        ['observer', urls.observer, '  (a Stacks node POSTs its events here)'],
+      ];
+      process.stderr.write(
+        `stacks-pulse ${packageVersion()} ready (${config.apiMode === 'all' ? 'observer + API' : config.apiMode}, database: ${service.db.kind === 'pglite' ? `embedded, in ${config.dataDir}` : 'PostgreSQL'})\n` +
+          rows.filter((r) => r[1]).map(([k, v, note]) => `  ${k.padEnd(10)} ${v}${note}\n`).join(''),
+      );
       let stopping = false;
       const stop = async (signal: string) => {
         if (stopping) return;
@@ -56,7 +94,12 @@ async function main(argv: string[]): Promise<void> {
         log.info({ signal }, 'shutting down');
         const timer = setTimeout(() => process.exit(1), 10_000);
         timer.unref();
-        await service.close();
+        try {
+          await service.close();
+        } catch (err) {
+          log.warn({ err }, 'shutdown did not complete cleanly');
+          process.exit(1);
+        }
         process.exit(0);
       };
       // A fault nothing can recover from in-process (e.g. postgres.js 3.4.9 writing to a connection PostgreSQL just
@@ -71,28 +114,48 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'migrate': {
-      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-      const applied = await migrate(db.sql);
+      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command });
+      const applied = await migrate(db.sql).catch((e: unknown) => {
+        throw databaseStartupError(e, config.databaseUrl);
+      });
       log.info({ applied }, applied.length ? 'migrations applied' : 'database is up to date');
       await db.close();
       return;
     }
     case 'import-events': {
-      const file = argValue(args, '--file') ?? usage();
-      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+      const file = options.file;
+      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command });
       try {
-        await migrate(db.sql);
-        const pipeline = new ObserverPipeline(db.sql, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel));
-        const stats = await importEvents(file, pipeline, log, { tty: process.stderr.isTTY });
-        log.info({ messages: stats.messages, ms: stats.ms, rate: Math.round(stats.messages / (stats.ms / 1000)) }, 'import done');
+        await migrate(db.sql).catch((e: unknown) => {
+          throw databaseStartupError(e, config.databaseUrl);
+        });
+        const chainId = await settleNetwork(db.sql, config.chainId);
+        const pipeline = new ObserverPipeline(db.sql, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel), { chainId });
+        // Ctrl-C: stop after the message in flight (each message is its own committed transaction), then say so.
+        const abort = new AbortController();
+        const onSignal = () => abort.abort();
+        process.once('SIGINT', onSignal);
+        process.once('SIGTERM', onSignal);
+        try {
+          const stats = await importEvents(file, pipeline, log, { tty: process.stderr.isTTY, signal: abort.signal });
+          log.info({ messages: stats.messages, ms: stats.ms, rate: Math.round(stats.messages / (stats.ms / 1000)) }, 'import done');
+        } catch (err) {
+          if (!(err instanceof ImportInterrupted)) throw err;
+          await pipeline.idle();
+          process.stderr.write(
+            `stacks-pulse: import interrupted: the first ${err.stats.lastLine} lines of ${file} (${err.stats.messages} messages) are committed; ` +
+              'run the same command again to continue (messages already stored are skipped, no duplicates)\n',
+          );
+          process.exitCode = 130;
+        }
       } finally {
         await db.close();
       }
       return;
     }
     case 'export-events': {
-      const file = argValue(args, '--file') ?? usage();
-      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+      const file = options.file;
+      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command });
       try {
         const n = await exportEvents(db.sql, file);
         log.info({ messages: n, file }, 'export done');
@@ -101,11 +164,18 @@ async function main(argv: string[]): Promise<void> {
       }
       return;
     }
-    case 'keys': {
-      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    case 'keys create':
+    case 'keys list':
+    case 'keys revoke': {
+      const args = [command.slice(5), ...parsed.positionals];
+      if (options.name !== undefined) args.push('--name', options.name);
+      if (options.rpm !== undefined) args.push('--rpm', options.rpm);
+      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command });
       let code: number;
       try {
-        await migrate(db.sql);
+        await migrate(db.sql).catch((e: unknown) => {
+          throw databaseStartupError(e, config.databaseUrl);
+        });
         code = await runKeysCommand(db.sql, args, config.rateLimitKeyRpm, {
           out: (s) => process.stdout.write(s),
           err: (s) => process.stderr.write(s),
@@ -117,11 +187,15 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     default:
-      usage();
+      throw new Error(`unhandled command ${command}`);
   }
 }
 
 main(process.argv.slice(2)).catch((err) => {
-  process.stderr.write(`stacks-pulse: ${(err as Error).stack ?? String(err)}\n`);
+  // One line naming what to change; the stack trace only in the debug log.
+  const known = err instanceof StartupError || err instanceof DataDirLockedError;
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`stacks-pulse: ${message}${known || debugLog?.isLevelEnabled('debug') ? '' : ' (LOG_LEVEL=debug shows the stack trace)'}\n`);
+  debugLog?.debug({ err }, 'stopped by an error');
   process.exit(1);
 });

@@ -17,6 +17,8 @@ import { assertNativeUws } from './http/uws.js';
 import { startPush, type Push } from './push/index.js';
 import { createAccessControl, type Access, type AccessControl } from './auth/index.js';
 import { installNodeProxy, type NodeProxy } from './proxy/index.js';
+import { StartupError, databaseStartupError, portStartupError } from './startup-error.js';
+import { settleNetwork } from './chain/network.js';
 
 export interface Service {
   db: Database;
@@ -44,12 +46,32 @@ export function packageVersion(): string {
   return '0.0.0';
 }
 
+/** The addresses a person opens, for the banner `serve` prints once listening. */
+export function serviceUrls(config: Pick<Config, 'apiHost' | 'observerHost'>, service: Pick<Service, 'apiPort' | 'observerPort'>) {
+  const browsable = (host: string) => (host === '0.0.0.0' || host === '::' || host === '' ? 'localhost' : host.includes(':') ? `[${host}]` : host);
+  const api = service.apiPort === undefined ? undefined : `http://${browsable(config.apiHost)}:${service.apiPort}`;
+  return {
+    api: api && `${api}/extended`,
+    dashboard: api && `${api}/dashboard`,
+    docs: api && `${api}/docs`,
+    observer: service.observerPort === undefined ? undefined : `http://${browsable(config.observerHost)}:${service.observerPort}`,
+  };
+}
+
 export async function startService(config: Config, log: Logger): Promise<Service> {
   assertNativeUws();
+  if (config.apiMode !== 'all' && !config.databaseUrl) {
+    // The embedded database belongs to one process: an api process and an ingest process cannot share it.
+    throw new StartupError(
+      `API_MODE=${config.apiMode} needs DATABASE_URL: a split deployment (api and ingest processes) shares one ` +
+        'PostgreSQL server; the embedded database (no DATABASE_URL) only runs with API_MODE=all',
+    );
+  }
   const db = await connectDatabase({
     databaseUrl: config.databaseUrl,
     readUrl: config.databaseReadUrl,
     dataDir: config.dataDir,
+    command: config.apiMode === 'all' ? 'serve' : config.apiMode,
   });
   let observer: ObserverServer | undefined;
   let api: { listening: Listening; app: { close?: () => void }; drained(timeoutMs: number): Promise<void> } | undefined;
@@ -57,10 +79,17 @@ export async function startService(config: Config, log: Logger): Promise<Service
   let nodeProxy: NodeProxy | undefined;
   let push: Push | undefined;
   try {
-    const applied = await migrate(db.sql);
+    let applied: string[];
+    try {
+      applied = await migrate(db.sql);
+    } catch (err) {
+      throw databaseStartupError(err, config.databaseUrl);
+    }
     if (applied.length) log.info({ applied }, 'migrations applied');
+    // STACKS_CHAIN_ID against the database's recorded network (refuses to start on a mismatch)
+    const chainId = await settleNetwork(db.sql, config.chainId);
     let pipeline: ObserverPipeline | undefined;
-    if (config.apiMode !== 'api') pipeline = new ObserverPipeline(db.sql, log);
+    if (config.apiMode !== 'api') pipeline = new ObserverPipeline(db.sql, log, { chainId });
     // The push publisher is attached (and has published what a previous run left unpublished) before the observer
     // accepts a message: no committed change goes unpublished.
     const startObserver = async () => {
@@ -71,13 +100,15 @@ export async function startService(config: Config, log: Logger): Promise<Service
         bodyLimit: config.observerBodyLimit,
         pipeline,
         log,
+      }).catch((err: unknown) => {
+        throw portStartupError('OBSERVER_PORT', 'OBSERVER_HOST', config.observerHost, config.observerPort, err);
       });
       log.info({ host: config.observerHost, port: observer.listening.port }, 'event observer listening');
     };
     if (config.apiMode !== 'ingest') {
       access = await createAccessControl(config, db.sql, log);
       const { app, router, cache } = createApiApp(
-        { sql: db.read, log, serverVersion: `stacks-pulse v${packageVersion()}`, chainId: config.chainId },
+        { sql: db.read, log, serverVersion: `stacks-pulse v${packageVersion()}`, chainId },
         { log, trustProxy: config.trustProxy, access: access.access, pushMetrics: () => push?.server?.metrics() },
       );
       nodeProxy = installNodeProxy(app, router, {
@@ -90,7 +121,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
       pipeline?.onCommitted(() => cache.invalidate());
       push = await startPush(config, { sql: db.sql, log, app, pipeline, snapshots: db.kind !== 'pglite', access: access.access });
       await startObserver();
-      const listening = await listen(app, config.apiHost, config.apiPort);
+      const listening = await listen(app, config.apiHost, config.apiPort).catch((err: unknown) => {
+        throw portStartupError('API_PORT', 'API_HOST', config.apiHost, config.apiPort, err);
+      });
       api = { listening, app: app as unknown as { close?: () => void }, drained: (ms) => router.drained(ms) };
       log.info({ host: config.apiHost, port: listening.port, database: db.kind }, 'API listening');
     }
@@ -107,9 +140,10 @@ export async function startService(config: Config, log: Logger): Promise<Service
       nodeProxy,
       push,
       async close() {
-        observer?.listening.close();
+        // In order: stop accepting (new node messages are answered 503 and re-sent by the node later), answer the
+        // requests already received, let the pipeline finish, publish what it committed, then close the database.
+        observer?.stopAccepting();
         api?.listening.close();
-        // requests already received (a node message still uploading, a REST query) are answered first
         await Promise.all([observer?.drained(5000), api?.drained(5000)]);
         if (pipeline) await pipeline.idle();
         await push?.close();

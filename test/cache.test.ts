@@ -290,4 +290,45 @@ describe('no stale answer after a commit', () => {
     expect(cache.stats().entries).toBe(0);
     expect(await cache.onRequest(req())).toBeUndefined();
   });
+
+  it('keeps any ETag route answer (any page, any parameters) within its entry and byte bounds, oldest first out', async () => {
+    const { ApiCache } = await import('../src/api/cache.js');
+    const small = new ApiCache(other.sql, { maxEntries: 3, maxBytes: 64 * 1024 });
+    const req = (i: number): HttpRequest => ({
+      method: 'GET',
+      path: `/extended/v1/tx/0x${String(i).padStart(64, '0')}`,
+      query: new URLSearchParams('event_limit=5'),
+      rawQuery: 'event_limit=5',
+      params: { tx_id: `0x${String(i).padStart(64, '0')}` },
+      headers: {},
+      remoteAddress: '127.0.0.1',
+      route: '/extended/v1/tx/:tx_id',
+      locals: {},
+    });
+    const answer = (i: number, size = 100) => ({
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ i, pad: 'x'.repeat(size) }),
+    });
+    for (let i = 0; i < 5; i++) {
+      const r = req(i);
+      expect(await small.onRequest(r)).toBeUndefined();
+      small.onResponse(r, answer(i));
+    }
+    // at most 3 entries: 0 and 1 went first
+    expect(small.stats().entries).toBe(3);
+    expect(await small.onRequest(req(0))).toBeUndefined();
+    const hit = await small.onRequest(req(4));
+    expect(JSON.parse(String(hit?.body)).i).toBe(4);
+    // the byte budget holds; an answer above a sixteenth of it (4 KiB here) is sent but never kept
+    const big = req(9);
+    await small.onRequest(big);
+    small.onResponse(big, answer(9, 3 * 1024));
+    expect(JSON.parse(String((await small.onRequest(req(9)))?.body)).i).toBe(9);
+    expect(small.stats().bytes).toBeLessThanOrEqual(64 * 1024);
+    const tooBig = req(11);
+    await small.onRequest(tooBig);
+    small.onResponse(tooBig, answer(11, 8 * 1024));
+    expect(await small.onRequest(req(11))).toBeUndefined();
+  });
 });

@@ -58,12 +58,14 @@ beforeAll(async () => {
   expect(valid.principals.length).toBeGreaterThan(1);
 
   const doc = buildOpenApiDocument({ version: 'fuzz' }) as unknown as {
-    paths: Record<string, Record<string, { parameters?: Param[] }>>;
+    paths: Record<string, Record<string, { parameters?: Param[]; 'x-served-by'?: string }>>;
   };
   ops = [];
   for (const [path, methods] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(methods)) {
       if (method !== 'get') continue;
+      // the node's own RPC answers (proxied; with no node configured, the documented 503): test/proxy.test.ts
+      if (op['x-served-by'] === 'node-proxy' && path.startsWith('/v2/')) continue;
       ops.push({ path, params: (op.parameters ?? []).filter((p) => p.in === 'path' || p.in === 'query') });
     }
   }

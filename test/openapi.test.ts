@@ -84,10 +84,18 @@ describe('GET /extended/openapi.json', () => {
       .filter((r) => !UNDOCUMENTED_ROUTES.includes(r.pattern))
       .map((r) => `${r.method.toLowerCase()} ${toOpenApi(r.pattern)}`)
       .sort();
-    const documented = Object.entries<Json>(doc.paths)
-      .flatMap(([p, item]) => Object.keys(item).map((m) => `${m} ${p}`))
-      .sort();
+    const all = Object.entries<Json>(doc.paths).flatMap(([p, item]) =>
+      Object.entries<Json>(item).map(([m, op]) => ({ key: `${m} ${p}`, servedBy: op['x-served-by'] as string | undefined })),
+    );
+    const documented = all.filter((o) => !o.servedBy).map((o) => o.key).sort();
     expect(documented).toEqual(routed);
+    // what the node proxy serves on the same app is described too, and marked as such
+    expect(all.filter((o) => o.servedBy === 'node-proxy').map((o) => o.key).sort()).toEqual([
+      'get /extended/v1/status/nodes',
+      'get /v2/*',
+      'post /v2/*',
+    ]);
+    expect(doc.jsonSchemaDialect).toBeUndefined();
     for (const must of [
       'get /extended',
       'get /extended/v2/blocks',

@@ -1,6 +1,6 @@
 /**
  * HTTP caching for the REST API: ETag / If-None-Match on every answer that is a function of the chain state, and an
- * in-memory cache of the hot answers (status, latest block, first page of the block lists, mempool stats).
+ * in-memory cache of answers keyed by URL and chain version.
  *
  * The chain version. `cache_version` (sql/0007_cache.sql) holds a per-database random token and a counter that a
  * deferred trigger bumps in the COMMIT of every stored observer message, whatever process stored it. The version is
@@ -8,7 +8,7 @@
  * its data, so:
  *   - ETag = `"<token>-<version>"`: the data sent is at least as new as the tag; a client holding that tag gets a 304
  *     only while no message has been committed since — never a stale answer;
- *   - a hot-cache entry is served only when its version equals the version read for this request; a request that
+ *   - a stored answer is served only when its version equals the version read for this request; a request that
  *     arrives after a COMMIT always reads the new version, so it can never get the answer of before the COMMIT.
  * Requests that are neither conditional nor hot skip the read: they are tagged with the last version this process
  * read, which is never newer than their data (see onRequest).
@@ -31,8 +31,13 @@ export const ETAG_ROUTES: ReadonlySet<string> = new Set(
   allEndpoints().filter((e) => e.cachePolicy !== 'none').map((e) => e.path),
 );
 
-/** Hot answers kept in memory: the endpoints declared `cache: 'hot'`, first page only (no offset or offset 0, no cursor). */
-const HOT_ROUTES: ReadonlySet<string> = new Set(allEndpoints().filter((e) => e.cachePolicy === 'hot').map((e) => e.path));
+/**
+ * Answers kept in memory, keyed by URL and valid for one chain version: every ETag route (any page, any parameters).
+ * Between two commits every such answer is a function of the URL alone, so a repeated lookup (a popular tx, a
+ * polled address, an explorer's first pages) costs one shared version read instead of its queries and serialisation.
+ * Bounded by entries and bytes; the oldest entries go first.
+ */
+const STORED_ROUTES: ReadonlySet<string> = ETAG_ROUTES;
 
 /** As the reference: clients may store the answer but must revalidate it (If-None-Match) before each use. */
 export const CACHE_CONTROL = 'public, no-cache, must-revalidate';
@@ -52,14 +57,17 @@ export interface CacheStats {
 }
 
 export interface ApiCacheOptions {
-  /** Max hot entries (distinct hot URLs) kept at once; default 256. */
+  /** Max answers (distinct URLs) kept at once; default 4096. */
   maxEntries?: number;
+  /** Max bytes of answers kept at once; default 64 MiB. */
+  maxBytes?: number;
 }
 
 interface Entry {
   version: number;
   token: string;
   response: HttpResponse;
+  bytes: number;
 }
 
 /** What the request hook leaves for the response hook in req.locals. */
@@ -77,6 +85,8 @@ const LOCALS_KEY = 'apiCache';
 export class ApiCache {
   private readonly entries = new Map<string, Entry>();
   private readonly maxEntries: number;
+  private readonly maxBytes: number;
+  private bytes = 0;
   private epoch = 0;
   private running: Promise<ChainVersion> | undefined;
   private queued: Promise<ChainVersion> | undefined;
@@ -88,7 +98,8 @@ export class ApiCache {
     private readonly sql: Sql,
     opts: ApiCacheOptions = {},
   ) {
-    this.maxEntries = opts.maxEntries ?? 256;
+    this.maxEntries = opts.maxEntries ?? 4096;
+    this.maxBytes = opts.maxBytes ?? 64 * 1024 * 1024;
   }
 
   /**
@@ -123,10 +134,11 @@ export class ApiCache {
     this.epoch++;
     this.counters.invalidations++;
     this.entries.clear();
+    this.bytes = 0;
   }
 
-  stats(): CacheStats {
-    return { ...this.counters, entries: this.entries.size };
+  stats(): CacheStats & { bytes: number } {
+    return { ...this.counters, entries: this.entries.size, bytes: this.bytes };
   }
 
   /** Registers the hooks. Register it after any authentication / rate-limit hook: a hit short-circuits the rest. */
@@ -170,8 +182,14 @@ export class ApiCache {
       this.counters.hits++;
       return hit.response;
     }
+    if (hit) this.drop(key, hit);
     this.counters.misses++;
     locals.key = key;
+  }
+
+  private drop(key: string, e: Entry): void {
+    this.entries.delete(key);
+    this.bytes -= e.bytes;
   }
 
   /** Response hook: tags 200 answers; stores hot ones computed within one invalidation epoch. */
@@ -183,13 +201,19 @@ export class ApiCache {
     if (locals.key !== undefined && locals.epoch === this.epoch && typeof tagged.body === 'string' && tagged.headers?.['content-type']) {
       // Store only what was computed entirely within one invalidation epoch: an in-process commit during the handler
       // may have let it read newer data than `version` (harmless) or older data than the next version (not stored).
-      if (this.entries.size >= this.maxEntries && !this.entries.has(locals.key)) {
-        const oldest = this.entries.keys().next();
-        if (!oldest.done) this.entries.delete(oldest.value);
-      }
       // kept as UTF-8 bytes: a hit is written without re-encoding (its content-type header stays)
-      const stored: HttpResponse = { ...tagged, body: Buffer.from(tagged.body as string, 'utf8') };
-      this.entries.set(locals.key, { version: locals.version.version, token: locals.version.token, response: stored });
+      const body = Buffer.from(tagged.body as string, 'utf8');
+      const stored: HttpResponse = { ...tagged, body };
+      const size = body.length + locals.key.length + 256;
+      if (size > this.maxBytes / 16) return stored; // one answer never takes more than a sixteenth of the budget
+      const old = this.entries.get(locals.key);
+      if (old) this.drop(locals.key, old);
+      while (this.entries.size > 0 && (this.entries.size >= this.maxEntries || this.bytes + size > this.maxBytes)) {
+        const [oldestKey, oldest] = this.entries.entries().next().value as [string, Entry];
+        this.drop(oldestKey, oldest);
+      }
+      this.entries.set(locals.key, { version: locals.version.version, token: locals.version.token, response: stored, bytes: size });
+      this.bytes += size;
       return stored;
     }
     return tagged;
@@ -200,14 +224,10 @@ function etagOf(v: ChainVersion): string {
   return `"${v.token}-${v.version}"`;
 }
 
-/** The hot-cache key of a request, or undefined when its answer is not kept in memory. */
+/** The answer-cache key of a request (its URL), or undefined when its answer is not kept in memory. */
 function hotKey(req: HttpRequest): string | undefined {
   const route = req.route;
-  if (route === undefined || !HOT_ROUTES.has(route)) return undefined;
-  if (route === '/extended/v2/blocks/:height_or_hash' && req.params.height_or_hash !== 'latest') return undefined;
-  const offset = req.query.get('offset');
-  if (offset !== null && offset !== '0') return undefined;
-  if (req.query.has('cursor')) return undefined;
+  if (route === undefined || !STORED_ROUTES.has(route)) return undefined;
   return req.rawQuery === '' ? req.path : `${req.path}?${req.rawQuery}`;
 }
 

@@ -16,12 +16,16 @@ import type { Router, HttpRequest } from '../http/router.js';
 import { HttpError, json, type HttpResponse } from '../http/response.js';
 import type { ApiContext } from './context.js';
 
-export type Method = 'GET' | 'POST';
+export type Method = 'GET' | 'POST' | 'ANY';
 
-/** How the answer may be cached (src/api/cache.ts): by chain version (ETag), also kept hot in memory, or not at all. */
-export type CachePolicy = 'etag' | 'hot' | 'none';
+/**
+ * How the answer may be cached (src/api/cache.ts): 'etag' — a function of the chain state and the URL: tagged with the
+ * chain version (304 on If-None-Match) and kept in memory for that version; 'none' — not cached (counters, redirects,
+ * answers that need the node).
+ */
+export type CachePolicy = 'etag' | 'none';
 
-export type ErrorStatus = 400 | 404 | 405 | 409 | 500 | 503;
+export type ErrorStatus = 400 | 404 | 405 | 409 | 413 | 500 | 502 | 503 | 504;
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -63,6 +67,11 @@ export interface EndpointSpec<P extends AnyObject | undefined, Q extends AnyObje
   cache?: CachePolicy;
   /** left out of the OpenAPI document (hidden redirects) */
   hidden?: boolean;
+  /**
+   * Served by another module on the same app (the node proxy): declared here so the document describes it, not
+   * registered by registerEndpoints. The document marks it `x-served-by`.
+   */
+  servedBy?: 'node-proxy';
   /** Replaces the default 400 answer for invalid input (Rosetta answers its own error objects). */
   invalid?: (message: string, issues: z.core.$ZodIssue[]) => HttpResponse;
   /** Body limit for this route, bytes (default: the router's). */
@@ -303,6 +312,7 @@ export async function runEndpoint(ep: Endpoint, req: HttpRequest, ctx: ApiContex
 /** Puts every endpoint of `list` on the router. */
 export function registerEndpoints(router: Router, ctx: ApiContext, list: readonly Endpoint[]): void {
   for (const ep of list) {
+    if (ep.servedBy) continue;
     router.add(ep.method, ep.path, (req) => runEndpoint(ep, req, ctx), ep.bodyLimit ? { bodyLimit: ep.bodyLimit } : undefined);
   }
 }

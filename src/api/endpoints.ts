@@ -26,6 +26,7 @@ export const TAGS = [
   { name: 'Accounts', description: 'Balances and transfers of an address or contract' },
   { name: 'Stacking', description: 'PoX events, pool delegations, cycles, signers and stackers' },
   { name: 'Stacking Rewards', description: 'PoX rewards paid on the burn chain and reward slot holders' },
+  { name: 'Node RPC', description: 'The Stacks node RPC API, proxied to the node pool' },
 ] as const;
 
 /** Router paths deliberately not in the document: the HTML docs page, its static files and the dashboard. */

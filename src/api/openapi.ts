@@ -13,7 +13,6 @@ type Json = Record<string, unknown>;
 export interface OpenApiDocument {
   openapi: '3.1.0';
   info: { title: string; version: string; description: string };
-  jsonSchemaDialect: string;
   tags: { name: string; description: string }[];
   paths: Record<string, Record<string, Json>>;
   security: Record<string, string[]>[];
@@ -74,9 +73,12 @@ const ERROR_DESCRIPTIONS: Record<ErrorStatus | 401 | 429, string> = {
   404: 'Not found',
   405: 'Method not allowed',
   409: 'Conflict',
+  413: 'Request body too large',
   500: 'Internal error',
+  502: 'The node broke the connection',
+  504: 'The node did not answer in time',
   429: 'Rate limit exceeded (send an API key for higher limits)',
-  503: 'The database is unreachable; retry later',
+  503: 'The database (or, for node calls, every node) is unreachable; retry later',
 };
 
 /** Answers any route may give: the access check runs before every handler. */
@@ -153,7 +155,9 @@ export function buildOpenApiDocument(opts: { version: string }): OpenApiDocument
     if (ps.length) entry.parameters = ps;
     if (op.body) entry.requestBody = { required: true, content: { 'application/json': { schema: bodySchema(op.body) } } };
     entry.responses = responses(op);
-    (paths[p] ??= {})[op.method.toLowerCase()] = entry;
+    if (op.servedBy) entry['x-served-by'] = op.servedBy;
+    const methods = op.method === 'ANY' ? ['get', 'post'] : [op.method.toLowerCase()];
+    for (const m of methods) (paths[p] ??= {})[m] = { ...entry, operationId: methods.length > 1 ? `${op.operationId}_${m}` : op.operationId };
   }
   const doc: OpenApiDocument = {
     openapi: '3.1.0',
@@ -165,7 +169,6 @@ export function buildOpenApiDocument(opts: { version: string }): OpenApiDocument
         'API. Errors are always JSON `{statusCode, error, message}`. Amounts are decimal strings; hashes are 0x-prefixed ' +
         'lower-case hex.',
     },
-    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     tags: TAGS.map((t) => ({ ...t })),
     paths,
     // the key is optional: anonymous calls are served under the anonymous rate limit

@@ -57,17 +57,18 @@ export interface TxJsonOptions {
 
 /** Splits the static JSON into the fields before and after the block placement (the reference's key order). */
 function staticParts(api: TxStaticJson, abi: unknown, excludeFunctionArgs?: boolean) {
-  const full = withContractAbi(api, abi as never, { excludeFunctionArgs }) as unknown as Record<string, unknown>;
+  // only a contract call changes (its ABI joined in); anything else is read as stored, without a copy
+  const full = (api.contract_call ? withContractAbi(api, abi as never, { excludeFunctionArgs }) : api) as unknown as Record<string, unknown>;
   const head: Record<string, unknown> = {};
   const tail: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(full)) {
-    if (k === 'tx_type' || k in TYPE_PAYLOAD_KEYS) tail[k] = v;
-    else head[k] = v;
+  for (const k in full) {
+    if (k === 'tx_type' || TYPE_PAYLOAD_KEYS[k] === true) tail[k] = full[k];
+    else head[k] = full[k];
   }
   return { head, tail };
 }
 
-const TYPE_PAYLOAD_KEYS: Record<string, true> = {
+const TYPE_PAYLOAD_KEYS: Record<string, true | undefined> = {
   token_transfer: true,
   smart_contract: true,
   contract_call: true,

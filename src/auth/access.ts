@@ -1,6 +1,7 @@
 // Who may call the API and how often: the x-api-key check (401 for an unknown or revoked key, never a silent
 // fall-back to anonymous) and the rate limits (anonymous per client IP, keyed per key). One AccessControl serves
 // the REST router (hooks), the /v2 proxy and the push layer (checkConnection). The observer never goes through it.
+import { BlockList, isIP } from 'node:net';
 import type { Logger } from 'pino';
 import type { Router } from '../http/router.js';
 import { errorBody, httpError, type ErrorBody, type HttpResponse } from '../http/response.js';
@@ -36,6 +37,52 @@ export interface AccessOptions {
   /** undefined: keys are not supported (every x-api-key is refused). */
   keys: KeyStore | undefined;
   log?: Logger;
+  /** RATE_LIMIT_EXEMPT: client networks (CIDR) never rate limited (an API key they send is still checked). */
+  exempt?: string[];
+}
+
+/**
+ * The API process's own static pages and documents: the dashboard's files, the docs (Swagger UI) and the OpenAPI
+ * document. They are never rate limited nor key-checked: a person opening the dashboard must get the page (which then
+ * shows a 429 of the API calls it makes as a banner), not a JSON error instead of it.
+ */
+export function isStaticAsset(path: string): boolean {
+  return (
+    path === '/dashboard' ||
+    path.startsWith('/dashboard/') ||
+    path === '/docs' ||
+    path.startsWith('/docs/') ||
+    path === '/extended/openapi.json' ||
+    path === '/extended/openapi.yaml'
+  );
+}
+
+/** A BlockList of `cidrs` (`10.0.0.0/8`, `::1/128`, or a bare address); throws on a malformed entry. */
+export function networkList(cidrs: string[]): BlockList {
+  const list = new BlockList();
+  for (const entry of cidrs) {
+    const [addr, prefix, extra] = entry.split('/');
+    const family = isIP(addr);
+    if (!family || extra !== undefined) throw new Error(`not a network: ${entry}`);
+    const type = family === 4 ? 'ipv4' : 'ipv6';
+    const max = family === 4 ? 32 : 128;
+    if (prefix === undefined) {
+      list.addAddress(addr, type);
+      continue;
+    }
+    if (!/^\d{1,3}$/.test(prefix) || Number(prefix) > max) throw new Error(`not a network: ${entry}`);
+    list.addSubnet(addr, Number(prefix), type);
+  }
+  return list;
+}
+
+function inNetworks(list: BlockList, ip: string): boolean {
+  const family = isIP(ip);
+  if (!family) return false;
+  if (list.check(ip, family === 4 ? 'ipv4' : 'ipv6')) return true;
+  // an IPv4 client seen as ::ffff:a.b.c.d, or the reverse
+  if (family === 6 && ip.toLowerCase().startsWith('::ffff:') && isIP(ip.slice(7)) === 4) return list.check(ip.slice(7), 'ipv4');
+  return false;
 }
 
 export const RATE_LIMIT_EXPOSED_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'];
@@ -61,9 +108,16 @@ export function clientIp(socketAddress: string, forwardedFor: string | undefined
 
 export class AccessControl {
   readonly options: AccessOptions;
+  private readonly exempt: BlockList | undefined;
 
   constructor(options: AccessOptions) {
     this.options = options;
+    this.exempt = options.exempt?.length ? networkList(options.exempt) : undefined;
+  }
+
+  /** true when `ip` is in RATE_LIMIT_EXEMPT. */
+  isExempt(ip: string): boolean {
+    return this.exempt !== undefined && inNetworks(this.exempt, ip);
   }
 
   /** The address rate limits use for a connection (see clientIp). */
@@ -96,7 +150,7 @@ export class AccessControl {
       bucket = `ip:${ip}`;
       limit = this.options.anonRpm;
     }
-    if (limit <= 0) return { allowed: true, headers: {}, keyName };
+    if (limit <= 0 || this.isExempt(ip)) return { allowed: true, headers: {}, keyName };
     const r = await this.options.limiter.consume(bucket, limit);
     const resetS = Math.max(0, Math.ceil(r.resetMs / 1000));
     const headers: AccessHeaders = {
@@ -128,6 +182,7 @@ export class AccessControl {
   /** Applies the check to every route of `router` (the preflight OPTIONS answer is not counted). */
   install(router: Router): void {
     router.onRequest(async (req) => {
+      if (isStaticAsset(req.path)) return; // see isStaticAsset: the page itself is never refused
       const d = await this.check(req.remoteAddress, req.headers['x-api-key']);
       if (d.allowed) {
         req.locals.rateLimitHeaders = d.headers;

@@ -6,8 +6,9 @@ import type { Sql } from '../store/connect.js';
 import { AccessControl } from './access.js';
 import { KeyStore } from './keys.js';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './rate-limit.js';
+import { redisOutageLog } from '../redis-outage.js';
 
-export { AccessControl, clientIp, decisionResponse, type AccessDecision, type AccessHeaders } from './access.js';
+export { AccessControl, isStaticAsset, networkList, clientIp, decisionResponse, type AccessDecision, type AccessHeaders } from './access.js';
 export { KeyStore, createKey, listKeys, revokeKey, hashKey, generateKey, KeyError } from './keys.js';
 export { MemoryRateLimiter, RedisRateLimiter, type RateLimiter, type RateLimitResult } from './rate-limit.js';
 
@@ -29,7 +30,7 @@ export async function createAccessControl(config: Config, sql: Sql, log: Logger)
       commandTimeout: 1000,
       connectionName: 'stacks-pulse-ratelimit',
     });
-    redis.on('error', () => {}); // reported by the limiter when a command fails
+    redisOutageLog(log).watch(redis); // one line per outage for the whole process
     // Wait (briefly) for the connection so the first requests already share the budget.
     const ready = await new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => resolve(false), 3000);
@@ -50,6 +51,7 @@ export async function createAccessControl(config: Config, sql: Sql, log: Logger)
     limiter,
     keys: new KeyStore(sql),
     log,
+    exempt: config.rateLimitExempt,
   });
   return { access, close: () => limiter.close() };
 }

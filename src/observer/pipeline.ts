@@ -9,6 +9,7 @@ import { ingestMessage, recordDeadLetter, type IngestResult } from '../store/ing
 import { isObserverPath, normalizeObserverPath, validateObserverMessage } from './schemas.js';
 import { MessageDecodeError, messageToUpdate } from './to-update.js';
 import { isPushable, type ChainUpdate } from '../chain/types.js';
+import { checkTxNetworks, recordNetwork, recordedNetwork } from '../chain/network.js';
 
 export interface ObserverReply {
   status: number;
@@ -66,10 +67,52 @@ export class ObserverPipeline {
   private analyzeAt = 64;
   private analyzing = false;
 
+  /**
+   * The chain id this database holds (0x00000001 mainnet, 0x80000000 testnet): from STACKS_CHAIN_ID or the database
+   * (settleNetwork at start-up), else adopted from the first transaction stored. undefined: not known yet.
+   */
+  private network: number | undefined;
+  /** whether `network` reflects the database (read lazily when the caller did not settle it) */
+  private networkRead = false;
+
   constructor(
     private readonly sql: Sql,
     private readonly log: Logger,
-  ) {}
+    opts: { chainId?: number } = {},
+  ) {
+    if (opts.chainId !== undefined) {
+      this.network = opts.chainId;
+      this.networkRead = true;
+    }
+  }
+
+  /** The chain id in force (undefined until known). */
+  get chainId(): number | undefined {
+    return this.network;
+  }
+
+  /**
+   * Refuses (with the reason) a message whose transactions belong to another network than the database's; the first
+   * transaction stored in a database of no recorded network records its own. Microblock streams are not checked:
+   * they are applied only on top of a block already accepted (a stream from another chain never builds on our tip).
+   */
+  private async checkNetwork(update: ChainUpdate): Promise<string | undefined> {
+    if (update.kind !== 'block' && update.kind !== 'mempool') return undefined;
+    if (!update.txs.length) return undefined;
+    if (!this.networkRead || this.network === undefined) {
+      this.network = await recordedNetwork(this.sql);
+      this.networkRead = true;
+    }
+    const r = checkTxNetworks(update.txs, this.network);
+    if (r.error) return r.error;
+    if (this.network === undefined && r.network !== undefined) {
+      const recorded = await recordNetwork(this.sql, r.network, `first transaction (${update.txs[0].tx_id})`);
+      this.network = recorded;
+      if (recorded !== r.network) return checkTxNetworks(update.txs, recorded).error;
+      this.log.info({ chain_id: '0x' + recorded.toString(16).padStart(8, '0') }, 'network adopted from the first transaction');
+    }
+    return undefined;
+  }
 
   /**
    * Called after each COMMIT that changed something (never for duplicates). A listener that returns a promise is
@@ -85,14 +128,18 @@ export class ObserverPipeline {
     await Promise.all([this.blocks.idle(), this.mempool.idle()]);
   }
 
-  async handle(rawPath: string, body: Buffer | string): Promise<ObserverReply> {
+  /**
+   * `opts.receivedAt` (ms since the epoch): when the node sent the message, for a recorded stream (import-events uses
+   * the TSV's timestamp column); default: now. Mempool txs take it as their receipt_time.
+   */
+  async handle(rawPath: string, body: Buffer | string, opts: { receivedAt?: number } = {}): Promise<ObserverReply> {
     const path = normalizeObserverPath(rawPath);
     const text = typeof body === 'string' ? body : body.toString('utf8');
     const queue = MEMPOOL_PATHS.has(path) ? this.mempool : this.blocks;
-    return queue.run(() => this.process(path, text));
+    return queue.run(() => this.process(path, text, opts.receivedAt));
   }
 
-  private async process(path: string, text: string): Promise<ObserverReply> {
+  private async process(path: string, text: string, receivedAt?: number): Promise<ObserverReply> {
     const started = performance.now();
     let parsed: unknown;
     try {
@@ -106,7 +153,7 @@ export class ObserverPipeline {
       const v = validateObserverMessage(path, parsed);
       if (!v.ok) return this.reject(path, text, v.message);
       try {
-        update = messageToUpdate(v, Math.floor(Date.now() / 1000));
+        update = messageToUpdate(v, Math.floor((receivedAt ?? Date.now()) / 1000));
       } catch (err) {
         if (err instanceof MessageDecodeError) return this.reject(path, text, err.message);
         this.log.error({ err, path }, 'observer message conversion failed');
@@ -116,6 +163,17 @@ export class ObserverPipeline {
       this.log.warn({ path }, 'unknown observer path: message stored raw');
       update = { kind: 'raw' };
     }
+    let wrongNetwork: string | undefined;
+    try {
+      wrongNetwork = await this.checkNetwork(update);
+    } catch (err) {
+      this.log.error({ err, path }, 'observer message not stored (the node will retry)');
+      return {
+        status: 500,
+        body: { statusCode: 500, error: 'Internal Server Error', message: `not stored: ${(err as Error).message}` },
+      };
+    }
+    if (wrongNetwork) return this.reject(path, text, wrongNetwork);
     let result: IngestResult;
     const outbox = isPushable(update) && (typeof this.pushOutbox === 'function' ? this.pushOutbox(update) : this.pushOutbox);
     try {
@@ -126,6 +184,14 @@ export class ObserverPipeline {
         status: 500,
         body: { statusCode: 500, error: 'Internal Server Error', message: `not stored: ${(err as Error).message}` },
       };
+    }
+    if (result.applied && receivedAt !== undefined && result.eventId !== null) {
+      // a recorded stream (import-events): the message keeps its original arrival time, so export-events writes it back
+      try {
+        await this.sql`UPDATE event_log SET received_at = to_timestamp(${receivedAt / 1000}) WHERE id = ${result.eventId}`;
+      } catch (err) {
+        this.log.warn({ err, path }, 'could not record the arrival time of an imported message');
+      }
     }
     const ms = Math.round((performance.now() - started) * 10) / 10;
     if (result.applied) {

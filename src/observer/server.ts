@@ -10,6 +10,11 @@ export interface ObserverServer {
   listening: Listening;
   /** Resolves once every request received has been answered (or after `timeoutMs`). */
   drained(timeoutMs: number): Promise<void>;
+  /**
+   * Shutdown, first step: stops listening, and messages arriving on connections still open (a node keeps its
+   * connection alive) are answered 503 without being processed: the node sends them again to the next process.
+   */
+  stopAccepting(): void;
   close(): void;
 }
 
@@ -25,7 +30,12 @@ export async function startObserverServer(opts: {
   router.get('/', () =>
     json(200, { status: 'ready', msg: 'API event server listening for core-node POST messages' }),
   );
+  /** performance.now() of stopAccepting(): requests whose head arrived later are refused */
+  let stoppedAt = Infinity;
   router.post('/*', async (req) => {
+    if ((req.receivedAt ?? performance.now()) >= stoppedAt) {
+      return json(503, { statusCode: 503, error: 'Service Unavailable', message: 'shutting down: send this message again later' });
+    }
     const reply = await opts.pipeline.handle(req.path, req.body ?? Buffer.alloc(0));
     return json(reply.status, reply.body);
   });
@@ -34,6 +44,10 @@ export async function startObserverServer(opts: {
     app,
     listening,
     drained: (timeoutMs) => router.drained(timeoutMs),
+    stopAccepting() {
+      stoppedAt = performance.now();
+      listening.close();
+    },
     close() {
       listening.close();
       (app as unknown as { close?: () => void }).close?.();

@@ -16,6 +16,7 @@ import type { AccessControl } from '../auth/access.js';
 import { PushPublisher, RedisPushSink, ShardedRedisPushSink, type PushSink } from './publisher.js';
 import { PushServer } from './server.js';
 import { InterestRecorder, InterestView } from './interest.js';
+import { redisOutageLog } from '../redis-outage.js';
 
 export { PushServer, type PushMetrics } from './server.js';
 export { PushPublisher } from './publisher.js';
@@ -47,7 +48,7 @@ export async function startPush(
   /** offline: false for the publisher's connection, so nothing published while Redis is down is replayed late */
   const redis = (offline = true) => {
     const c = new Redis(config.redisUrl!, { lazyConnect: false, maxRetriesPerRequest: null, enableOfflineQueue: offline });
-    c.on('error', (err) => deps.log.warn({ err: err.message }, 'redis connection error'));
+    redisOutageLog(deps.log).watch(c); // one line per outage, not one per reconnection attempt
     clients.push(c);
     return c;
   };

@@ -144,9 +144,14 @@ export class PushServer implements PushSink {
       const list = splitRoomList(socket.handshake.query.subscriptions);
       const invalid = invalidRooms(list);
       if (invalid.length) return next(new Error(`Invalid topic: ${invalid.join(', ')}`));
-      const cursor = (socket.handshake.auth as { cursor?: unknown } | undefined)?.cursor;
+      const auth = socket.handshake.auth as { cursor?: unknown } | undefined;
+      // a JSON number is accepted like its decimal string (auth: { cursor: 1 } ≡ { cursor: '1' })
+      if (auth && typeof auth.cursor === 'number' && Number.isSafeInteger(auth.cursor) && auth.cursor >= 0) {
+        auth.cursor = String(auth.cursor);
+      }
+      const cursor = auth?.cursor;
       if (cursor !== undefined && !(typeof cursor === 'string' && CURSOR_RE.test(cursor))) {
-        return next(new Error('Invalid cursor: expected the decimal string of a message cursor'));
+        return next(new Error('Invalid cursor: expected a message cursor (a non-negative integer, as a number or a decimal string)'));
       }
       // the handshake's rooms are recorded before the client is told it is connected
       const recorded = rec && list.length ? rec.record(list) : undefined;

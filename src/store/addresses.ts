@@ -3,7 +3,7 @@
  * names, a principal's tx with its transfers. Rows only.
  */
 import type { Sql } from './connect.js';
-import { ABI_SUBQUERY } from './txs.js';
+import { ABI_SUBQUERY, TX_COLUMNS } from './txs.js';
 import type { TxDbRow } from '../api/serialize.js';
 import type { ClarityJson } from '../chain/clarity.js';
 
@@ -89,7 +89,7 @@ export type AddressTxRow = TxDbRow & { sender_address: string; fee_rate: string 
 /** A canonical tx that involves the principal (sender, recipient, contract, or an asset event's party). */
 export async function principalTx(sql: Sql, principal: string, txId: string): Promise<AddressTxRow | undefined> {
   const [row] = await sql<AddressTxRow[]>`
-    SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x
+    SELECT ${sql.unsafe(TX_COLUMNS)}, x.sender_address, x.fee_rate, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x
     WHERE x.tx_id = ${txId} AND x.canonical AND x.microblock_canonical
       AND (x.sender_address = ${principal} OR x.token_transfer_recipient = ${principal}
         OR x.contract_call_contract_id = ${principal} OR x.smart_contract_contract_id = ${principal}

@@ -22,36 +22,54 @@ export async function blockByRef(sql: Sql, ref: BlockRef): Promise<BlockDbRow | 
   return b;
 }
 
-export interface V2BlockPage {
-  /** undefined: the cursor names no canonical block */
-  rows: BlockDbRow[];
+/**
+ * A cursor page (the reference's v2/v3 lists): the page starts `offset` items away from the anchor (the item named by
+ * `cursor`, default the newest), `cursor` is the first item's key, `prev_cursor` / `next_cursor` the keys `limit`
+ * items older / newer (null past either end); an unknown cursor is reported (`cursorFound: false`).
+ */
+export interface CursorPage<R> {
+  rows: R[];
   total: number;
   cursorFound: boolean;
   next_cursor: string | null;
   prev_cursor: string | null;
 }
 
-/** The v2 block list page (the reference's getBlocks): anchor at `cursor` (default tip), move `offset` blocks older. */
-export async function v2BlockPage(sql: Sql, q: { limit: number; offset: number; cursor?: string }): Promise<V2BlockPage> {
-  const tip = await chainTip(sql);
+/** Which canonical blocks a v2 block list walks: all of them, or one tenure's. */
+export interface BlockListFilter {
+  tenureHeight?: number;
+}
+
+/**
+ * The v2 block list page (the reference's getBlocks and getTenureBlocks): canonical blocks, newest first, anchored at
+ * `cursor` (an index block hash; default the newest), moved `offset` blocks (positive: older, negative: newer).
+ */
+export async function v2BlockPage(
+  sql: Sql,
+  q: { limit: number; offset: number; cursor?: string },
+  f: BlockListFilter = {},
+): Promise<CursorPage<BlockDbRow>> {
+  const within = f.tenureHeight === undefined ? sql`` : sql`AND tenure_height = ${f.tenureHeight}`;
   let anchorHeight: number | undefined;
   if (q.cursor) {
     const [a] = await sql<{ block_height: number }[]>`
-      SELECT block_height FROM blocks WHERE index_block_hash = ${q.cursor} AND canonical`;
+      SELECT block_height FROM blocks WHERE index_block_hash = ${q.cursor} AND canonical ${within}`;
     anchorHeight = a?.block_height;
   } else {
-    anchorHeight = tip?.block_height;
+    const [a] = await sql<{ block_height: number }[]>`
+      SELECT block_height FROM blocks WHERE canonical ${within} ORDER BY block_height DESC LIMIT 1`;
+    anchorHeight = a?.block_height;
   }
   let startHeight: number | undefined;
   if (anchorHeight !== undefined) {
     if (q.offset >= 0) {
       const [s] = await sql<{ block_height: number }[]>`
-        SELECT block_height FROM blocks WHERE canonical AND block_height <= ${anchorHeight}
+        SELECT block_height FROM blocks WHERE canonical ${within} AND block_height <= ${anchorHeight}
         ORDER BY block_height DESC OFFSET ${q.offset} LIMIT 1`;
       startHeight = s?.block_height;
     } else {
       const [s] = await sql<{ block_height: number }[]>`
-        SELECT block_height FROM blocks WHERE canonical AND block_height >= ${anchorHeight}
+        SELECT block_height FROM blocks WHERE canonical ${within} AND block_height >= ${anchorHeight}
         ORDER BY block_height ASC OFFSET ${-q.offset} LIMIT 1`;
       startHeight = s?.block_height;
     }
@@ -60,17 +78,21 @@ export async function v2BlockPage(sql: Sql, q: { limit: number; offset: number; 
     startHeight === undefined
       ? []
       : await sql<BlockDbRow[]>`
-          SELECT * FROM blocks WHERE canonical AND block_height <= ${startHeight}
+          SELECT * FROM blocks WHERE canonical ${within} AND block_height <= ${startHeight}
           ORDER BY block_height DESC LIMIT ${q.limit}`;
-  // the canonical chain holds one block per height 1..tip (the boot block at 0 is not canonical)
-  const total = tip?.block_height ?? 0;
   if (!rows.length) return { rows, total: 0, cursorFound: !q.cursor, next_cursor: null, prev_cursor: null };
   const first = rows[0].block_height;
-  const [prev] = await sql<{ index_block_hash: string }[]>`
-    SELECT index_block_hash FROM blocks WHERE canonical AND block_height = ${first - q.limit} LIMIT 1`;
-  const [next] = await sql<{ index_block_hash: string }[]>`
-    SELECT index_block_hash FROM blocks WHERE canonical AND block_height = ${first + q.limit} LIMIT 1`;
-  return { rows, total, cursorFound: true, next_cursor: next?.index_block_hash ?? null, prev_cursor: prev?.index_block_hash ?? null };
+  const [counts] = await sql<{ total: number; prev: string | null; next: string | null }[]>`
+    SELECT
+      ${f.tenureHeight === undefined
+        // the canonical chain holds one block per height 1..tip (the boot block at 0 is not canonical)
+        ? sql`(SELECT COALESCE(max(block_height), 0)::int FROM blocks WHERE canonical)`
+        : sql`(SELECT count(*)::int FROM blocks WHERE canonical ${within})`} AS total,
+      (SELECT index_block_hash FROM blocks WHERE canonical ${within} AND block_height <= ${first}
+        ORDER BY block_height DESC OFFSET ${q.limit} LIMIT 1) AS prev,
+      (SELECT index_block_hash FROM blocks WHERE canonical ${within} AND block_height >= ${first}
+        ORDER BY block_height ASC OFFSET ${q.limit} LIMIT 1) AS next`;
+  return { rows, total: counts.total, cursorFound: true, next_cursor: counts.next, prev_cursor: counts.prev };
 }
 
 /** Canonical tx ids of blocks, as the legacy `txs` list orders them. */

@@ -1,6 +1,8 @@
 import postgres from 'postgres';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { acquireDataDirLock } from './data-lock.js';
+import { dataDirStartupError } from '../startup-error.js';
 
 export type Sql = postgres.Sql<Record<string, never>>;
 
@@ -19,6 +21,8 @@ export interface ConnectOptions {
   readUrl?: string;
   dataDir: string;
   max?: number;
+  /** What this process is (`serve`, `keys create`, …): written into the embedded data directory's lock. */
+  command?: string;
 }
 
 const common: postgres.Options<Record<string, postgres.PostgresType>> = {
@@ -56,11 +60,28 @@ export async function connectDatabase(opts: ConnectOptions): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
   const dir = path.resolve(opts.dataDir, 'pglite');
-  mkdirSync(dir, { recursive: true });
-  const db = await PGlite.create(dir);
-  const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1' });
-  await server.start();
-  const port = pgliteServerPort(server);
+  let lock: ReturnType<typeof acquireDataDirLock>;
+  try {
+    mkdirSync(dir, { recursive: true });
+    // PGlite is single-process: this process owns the directory until close() (or exit); a second one stops here.
+    lock = acquireDataDirLock(opts.dataDir, opts.command);
+  } catch (err) {
+    throw dataDirStartupError(err, opts.dataDir);
+  }
+  let db: InstanceType<typeof PGlite> | undefined;
+  let server: InstanceType<typeof PGLiteSocketServer> | undefined;
+  let port: number;
+  try {
+    db = await PGlite.create(dir);
+    server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1' });
+    await server.start();
+    port = pgliteServerPort(server);
+  } catch (err) {
+    await server?.stop().catch(() => {});
+    await db?.close().catch(() => {});
+    lock.release();
+    throw dataDirStartupError(err, opts.dataDir);
+  }
   // PGlite is single-connection: one postgres.js connection, queries queue behind each other.
   const sql = postgres({
     ...common,
@@ -75,9 +96,13 @@ export async function connectDatabase(opts: ConnectOptions): Promise<Database> {
     read: sql,
     kind: 'pglite',
     async close() {
-      await sql.end({ timeout: 5 });
-      await server.stop();
-      await db.close();
+      try {
+        await sql.end({ timeout: 5 });
+        await server!.stop();
+        await db!.close();
+      } finally {
+        lock.release();
+      }
     },
   };
 }

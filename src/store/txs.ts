@@ -13,6 +13,16 @@ export const ABI_SUBQUERY = `(
   ORDER BY d.canonical DESC, d.microblock_canonical DESC, d.block_height DESC LIMIT 1
 ) AS abi`;
 
+/**
+ * The txs columns the tx serializer reads (src/api/serialize.ts TxDbRow), as postgres.js unsafe text for a tx `x`:
+ * never `x.*`, which would also carry the raw transaction and a deployment's ABI (kilobytes each) for nothing.
+ */
+export const TX_COLUMNS = `x.tx_id, x.index_block_hash, x.microblock_hash, x.block_hash, x.block_height, x.block_time,
+  x.burn_block_time, x.burn_block_height, x.parent_burn_block_time, x.parent_block_hash, x.tx_index,
+  x.microblock_sequence, x.status, x.raw_result, x.vm_error, x.event_count, x.execution_cost_read_count,
+  x.execution_cost_read_length, x.execution_cost_runtime, x.execution_cost_write_count, x.execution_cost_write_length,
+  x.canonical, x.microblock_canonical, x.api`;
+
 export interface EventPage {
   limit: number;
   offset: number;
@@ -42,7 +52,7 @@ export async function txEvents(sql: Sql, row: TxDbRow, page: EventPage): Promise
 /** The best placement of a tx within the visible heights (canonical first). */
 export async function minedTx(sql: Sql, txId: string, max: number): Promise<TxDbRow | undefined> {
   const [row] = await sql<TxDbRow[]>`
-    SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x
+    SELECT ${sql.unsafe(TX_COLUMNS)}, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x
     WHERE x.tx_id = ${txId} AND x.block_height <= ${max}
     ORDER BY x.canonical DESC, x.microblock_canonical DESC, x.block_height DESC
     LIMIT 1`;
@@ -52,14 +62,14 @@ export async function minedTx(sql: Sql, txId: string, max: number): Promise<TxDb
 /** A mempool row (pending or pruned: mined, dropped, replaced). */
 export async function mempoolTx(sql: Sql, txId: string): Promise<MempoolDbRow | undefined> {
   const [row] = await sql<MempoolDbRow[]>`
-    SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ${txId}`;
+    SELECT x.tx_id, x.api, x.status, x.replaced_by_tx_id, x.receipt_time, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ${txId}`;
   return row;
 }
 
 /** Mempool rows of these ids (any state). */
 export async function mempoolTxs(sql: Sql, txIds: string[]): Promise<MempoolDbRow[]> {
   if (!txIds.length) return [];
-  return sql<MempoolDbRow[]>`SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ANY(${txIds})`;
+  return sql<MempoolDbRow[]>`SELECT x.tx_id, x.api, x.status, x.replaced_by_tx_id, x.receipt_time, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ANY(${txIds})`;
 }
 
 export interface TxsByIds {
@@ -75,7 +85,7 @@ export async function txsByIds(sql: Sql, txIds: string[], page: EventPage): Prom
   const { from, to } = eventRange(page);
   const [placed, events, mempool] = await Promise.all([
     sql<(TxDbRow & { tip: number | null })[]>`
-      SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)},
+      SELECT ${sql.unsafe(TX_COLUMNS)}, ${sql.unsafe(ABI_SUBQUERY)},
         (SELECT b.block_height FROM blocks b WHERE b.canonical ORDER BY b.block_height DESC LIMIT 1) AS tip
       FROM txs x WHERE x.tx_id = ANY(${txIds})`,
     sql<TxsByIds['events']>`

@@ -60,7 +60,13 @@ export interface ChildService {
  * Spawns `node <main> <command>` and resolves once it logs 'API listening' (the port comes from that line); for
  * `ingest` (no API) once it logs 'event observer listening'. `api` is then the observer's URL too.
  */
-export async function spawnService(main: string, command: string, env: Record<string, string>): Promise<ChildService> {
+export async function spawnService(
+  main: string,
+  command: string,
+  env: Record<string, string>,
+  /** how long to wait for the listening line (default 30 s; the embedded database's first start takes longer) */
+  opts: { timeoutMs?: number } = {},
+): Promise<ChildService> {
   const child = spawn(process.execPath, [main, command], {
     env: { PATH: process.env.PATH ?? '', API_HOST: '127.0.0.1', API_PORT: '0', OBSERVER_PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -69,7 +75,7 @@ export async function spawnService(main: string, command: string, env: Record<st
   let observerPort: number | undefined;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start:\n${out}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`service did not start:\n${out}`)), opts.timeoutMs ?? 30_000);
     const onData = (d: Buffer) => {
       out += d.toString();
       for (const line of out.split('\n')) {

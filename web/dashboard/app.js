@@ -70,7 +70,47 @@
   async function getJson(path) {
     const res = await fetch(path, { headers: { accept: 'application/json' } });
     const body = await res.json().catch(() => null);
+    if (res.status === 429) rateLimited(Number(res.headers.get('retry-after')), body && body.message);
+    else if (res.ok) rateLimitOver();
     return { status: res.status, body };
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // rate limits: a 429 from the API shows a banner with the retry time (the page itself is never rate limited);
+  // when the time is up the REST snapshot is loaded again.
+
+  const limit = { until: 0, timer: null, message: '' };
+
+  function rateLimited(retryAfterS, message) {
+    const s = Number.isFinite(retryAfterS) && retryAfterS > 0 ? retryAfterS : 10;
+    limit.until = Math.max(limit.until, Date.now() + s * 1000);
+    if (message) limit.message = String(message);
+    renderRateLimit();
+    if (!limit.timer) limit.timer = setInterval(renderRateLimit, 1000);
+  }
+
+  function rateLimitOver() {
+    if (!limit.timer && $('rate-limit').hidden) return;
+    clearInterval(limit.timer);
+    limit.timer = null;
+    limit.until = 0;
+    $('rate-limit').hidden = true;
+  }
+
+  function renderRateLimit() {
+    const left = Math.ceil((limit.until - Date.now()) / 1000);
+    const el = $('rate-limit');
+    if (left <= 0) {
+      rateLimitOver();
+      void loadSnapshot();
+      if (!socket.connected && !socket.active) socket.connect(); // a refused handshake is not retried by itself
+      return;
+    }
+    el.hidden = false;
+    el.textContent =
+      `The API is rate limiting this browser (HTTP 429): some panels may be out of date. Retrying in ${left} s.` +
+      (limit.message ? ` (${limit.message})` : '');
+    el.dataset.retryIn = String(left);
   }
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -155,6 +195,8 @@
     else setConn('reconnecting', `reconnecting… (${reason})`);
   });
   socket.on('connect_error', (err) => {
+    const data = err && err.data;
+    if (data && data.status === 429) rateLimited(Number(data.headers && data.headers['retry-after']), err.message);
     if (socket.active) setConn('reconnecting', `reconnecting… (${err.message})`);
     else setConn('error', `refused: ${err.message}`);
   });

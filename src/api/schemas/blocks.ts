@@ -116,3 +116,25 @@ export const PushStatusResponse = component(
     redis_adapter: z.enum(['classic', 'sharded']).nullable(),
   }),
 );
+
+export const NodePoolStatus = component(
+  'NodePoolStatus',
+  z
+    .object({
+      total: z.int().min(0),
+      up: z.int().min(0),
+      nodes: z.array(
+        z.object({
+          url: z.string(),
+          status: z.enum(['up', 'down']),
+          latency_ms: z.number().nullable(),
+          last_error: z.string().nullable(),
+          last_error_at: z.string().nullable(),
+          consecutive_failures: z.int().min(0),
+          next_probe_at: z.string().nullable(),
+          requests: z.int().min(0),
+        }),
+      ),
+    })
+    .describe('The Stacks node pool behind /v2/*: health of each node'),
+);

@@ -9,6 +9,7 @@ import { BlockListResponse, Block, LegacyBlock, LegacyBlockListResponse } from '
 import { blockV2Json, v1BlockJson } from '../../serialize-blocks.js';
 import * as blocks from '../../../store/blocks.js';
 import { v1SingleBlockJson } from '../../views.js';
+import { cursorPageJson, offsetPageJson } from '../../paging.js';
 
 const OLD_BLOCKS = 'Deprecated: use `GET /extended/v2/blocks` (the blocks list endpoint).';
 
@@ -31,20 +32,9 @@ export const blockEndpoints = [
     response: BlockListResponse,
     responseDescription: 'A page of blocks',
     errors: [400, 404, 503],
-    cache: 'hot',
     handler: async ({ query }, { sql }) => {
-      const cursor = query.cursor?.toLowerCase();
-      const page = await blocks.v2BlockPage(sql, { ...query, cursor });
-      if (!page.cursorFound) notFound('Cursor not found');
-      return {
-        limit: query.limit,
-        offset: query.offset,
-        total: page.total,
-        next_cursor: page.next_cursor,
-        prev_cursor: page.prev_cursor,
-        cursor: page.rows[0]?.index_block_hash ?? null,
-        results: page.rows.map(blockV2Json),
-      };
+      const page = await blocks.v2BlockPage(sql, { ...query, cursor: query.cursor?.toLowerCase() });
+      return cursorPageJson(query, page, (b) => b.index_block_hash, blockV2Json);
     },
   }),
   endpoint({
@@ -57,7 +47,6 @@ export const blockEndpoints = [
     response: Block,
     responseDescription: 'The block',
     errors: [400, 404, 503],
-    cache: 'hot',
     handler: async ({ params }, { sql }) => {
       const b = await blocks.blockByRef(sql, blockRef(params.height_or_hash));
       return b ? blockV2Json(b) : notFound('Block not found');
@@ -75,11 +64,10 @@ export const blockEndpoints = [
     response: LegacyBlockListResponse,
     responseDescription: 'A page of blocks',
     errors: [400, 503],
-    cache: 'hot',
     handler: async ({ query }, { sql }) => {
       const { rows, total } = await blocks.v1BlockList(sql, query);
       const extras = await blocks.v1BlockExtras(sql, rows, false);
-      return { limit: query.limit, offset: query.offset, total, results: rows.map((b) => v1BlockJson(b, extras, false)) };
+      return offsetPageJson(query, total, rows.map((b) => v1BlockJson(b, extras, false)));
     },
   }),
   endpoint({

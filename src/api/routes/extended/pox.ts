@@ -28,6 +28,7 @@ import {
 import type { ApiContext } from '../../context.js';
 import { codec } from '../../../chain/native.js';
 import { chainTip } from '../../../store/chain-tip.js';
+import { recordedNetwork } from '../../../chain/network.js';
 import * as pox from '../../../store/pox.js';
 
 const PoxParam = z
@@ -217,7 +218,8 @@ const SignerKey = z
   })
   .describe('Signer public key (hex, `0x` optional)');
 
-const isMainnet = (ctx: ApiContext) => ctx.chainId === 1;
+/** The chain's network: the settled chain id, else the one the database adopted since start-up (sql/0016_chain_network). */
+const isMainnet = async (ctx: ApiContext) => (ctx.chainId ?? (await recordedNetwork(ctx.sql))) === 1;
 
 export const poxCycleEndpoints = [
   endpoint({
@@ -270,11 +272,12 @@ export const poxCycleEndpoints = [
       if (!(await pox.poxCycleKnown(ctx.sql, params.cycle_number))) notFound('PoX cycle not found');
       const { rows, total } = await pox.poxSigners(ctx.sql, params.cycle_number, query);
       const stackers = rows.length ? cycleStackers(await pox.poxSignerEvents(ctx.sql, params.cycle_number), params.cycle_number) : [];
+      const mainnet = await isMainnet(ctx);
       return {
         limit: query.limit,
         offset: query.offset,
         total,
-        results: rows.map((r) => poxSignerJson(r, stackers, isMainnet(ctx))),
+        results: rows.map((r) => poxSignerJson(r, stackers, mainnet)),
       };
     },
   }),
@@ -293,7 +296,7 @@ export const poxCycleEndpoints = [
       const key = params.signer_key.key ?? badRequest(`params/signer_key must be a hex string`);
       const { rows } = await pox.poxSigners(ctx.sql, params.cycle_number, { signingKey: key, limit: 1, offset: 0 });
       if (!rows[0]) notFound('Not found');
-      return poxSignerJson(rows[0], cycleStackers(await pox.poxSignerEvents(ctx.sql, params.cycle_number), params.cycle_number), isMainnet(ctx));
+      return poxSignerJson(rows[0], cycleStackers(await pox.poxSignerEvents(ctx.sql, params.cycle_number), params.cycle_number), await isMainnet(ctx));
     },
   }),
   endpoint({

@@ -3,7 +3,7 @@ import { endpoint, raw } from '../../endpoint.js';
 import { httpError, json, redirect } from '../../../http/response.js';
 import type { ApiContext } from '../../context.js';
 import { statusRows } from '../../../store/status.js';
-import { StatusResponse, PushStatusResponse } from '../../schemas/blocks.js';
+import { NodePoolStatus, StatusResponse, PushStatusResponse } from '../../schemas/blocks.js';
 
 export async function statusJson(ctx: ApiContext): Promise<Record<string, unknown>> {
   const { pox, tip, microblock } = await statusRows(ctx.sql);
@@ -30,6 +30,20 @@ export async function statusJson(ctx: ApiContext): Promise<Record<string, unknow
   return body;
 }
 
+/** The reference's hidden 301s to /extended. */
+function redirectToStatus(path: string, operationId: string) {
+  return endpoint({
+    method: 'GET',
+    path,
+    operationId,
+    summary: 'Redirects to /extended',
+    tags: ['Info'],
+    redirect: { status: 301, description: 'Moved to /extended' },
+    cache: 'none',
+    handler: () => raw(redirect(301, '/extended')),
+  });
+}
+
 export const statusEndpoints = [
   endpoint({
     method: 'GET',
@@ -41,29 +55,10 @@ export const statusEndpoints = [
     response: StatusResponse,
     responseDescription: 'Status',
     errors: [503],
-    cache: 'hot',
     handler: (_input, ctx) => statusJson(ctx),
   }),
-  endpoint({
-    method: 'GET',
-    path: '/',
-    operationId: 'redirect_root',
-    summary: 'Redirects to /extended',
-    tags: ['Info'],
-    redirect: { status: 301, description: 'Moved to /extended' },
-    cache: 'none',
-    handler: () => raw(redirect(301, '/extended')),
-  }),
-  endpoint({
-    method: 'GET',
-    path: '/extended/v1/status',
-    operationId: 'redirect_status',
-    summary: 'Redirects to /extended',
-    tags: ['Info'],
-    redirect: { status: 301, description: 'Moved to /extended' },
-    cache: 'none',
-    handler: () => raw(redirect(301, '/extended')),
-  }),
+  redirectToStatus('/', 'redirect_root'),
+  redirectToStatus('/extended/v1/status', 'redirect_status'),
   endpoint({
     method: 'GET',
     path: '/extended/v1/status/push',
@@ -82,5 +77,33 @@ export const statusEndpoints = [
       const m = ctx.pushMetrics?.();
       return raw(m ? json(200, m, { 'cache-control': 'no-store' }) : httpError(503, 'The real-time push is not running in this process'));
     },
+  }),
+  endpoint({
+    method: 'GET',
+    path: '/extended/v1/status/nodes',
+    operationId: 'get_node_pool_status',
+    summary: 'Health of the Stacks node pool',
+    description: 'Each node behind `/v2/*`: up or down, latency, last error, next probe. Not part of the reference API.',
+    tags: ['Info'],
+    response: NodePoolStatus,
+    responseDescription: 'The pool',
+    cache: 'none',
+    servedBy: 'node-proxy',
+    handler: () => undefined,
+  }),
+  endpoint({
+    method: 'ANY',
+    path: '/v2/*',
+    operationId: 'proxy_node_rpc',
+    summary: 'Stacks node RPC, proxied',
+    description:
+      'Every `/v2/…` request (any method, query and body) is forwarded to a healthy node of the pool ' +
+      '(`STACKS_NODE_RPC_URLS`, round robin with failover) and its answer passed through unchanged.',
+    tags: ['Node RPC'],
+    text: { contentType: 'application/json', description: "The node's answer, passed through" },
+    errors: [413, 502, 503, 504],
+    cache: 'none',
+    servedBy: 'node-proxy',
+    handler: () => undefined,
   }),
 ];

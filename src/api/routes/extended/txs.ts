@@ -20,6 +20,7 @@ import { MempoolListResponse, MempoolStatsResponse, TxLookupResponse, TxMultiple
 import { mempoolTxJson } from '../../serialize.js';
 import * as txs from '../../../store/txs.js';
 import { lookupTx, lookupTxsCanonical } from '../../views.js';
+import { offsetPageJson } from '../../paging.js';
 
 const eventPage = {
   event_limit: z
@@ -95,7 +96,7 @@ export const txEndpoints = [
         { address: q.address, sender: q.sender_address, recipient: q.recipient_address },
         { unanchored: q.unanchored, limit: q.limit, offset: q.offset, orderBy: q.order_by, order: q.order },
       );
-      return { limit: q.limit, offset: q.offset, total, results: rows.map((r) => mempoolTxJson(r, { status: 'pending', excludeFunctionArgs: q.exclude_function_args })) };
+      return offsetPageJson(q, total, rows.map((r) => mempoolTxJson(r, { status: 'pending', excludeFunctionArgs: q.exclude_function_args })));
     },
   }),
   endpoint({
@@ -108,7 +109,6 @@ export const txEndpoints = [
     response: MempoolStatsResponse,
     responseDescription: 'Statistics',
     errors: [503],
-    cache: 'hot',
     handler: async (_input, { sql }) => mempoolStatsJson(await txs.mempoolStatsRows(sql)),
   }),
   endpoint({
@@ -196,7 +196,7 @@ export const txEndpoints = [
         { address: params.principal },
         { unanchored: q.unanchored, limit: q.limit, offset: q.offset, orderBy: 'age', order: 'desc' },
       );
-      return { limit: q.limit, offset: q.offset, total, results: rows.map((r) => mempoolTxJson(r, { status: 'pending', excludeFunctionArgs: q.exclude_function_args })) };
+      return offsetPageJson(q, total, rows.map((r) => mempoolTxJson(r, { status: 'pending', excludeFunctionArgs: q.exclude_function_args })));
     },
   }),
 ];
