@@ -355,6 +355,10 @@ async function fullSet(base: string, dbUrl: string | undefined, txIds: string[],
     { name: '/extended/v2/addresses/{busiest}/balances/ft', path: `/extended/v2/addresses/${address}/balances/ft`, cached: false },
     { name: '/extended/v1/tokens/nft/holdings?principal={busiest}', path: `/extended/v1/tokens/nft/holdings?principal=${address}`, cached: false },
     { name: '/extended/v1/tokens/ft/stx/holders', path: '/extended/v1/tokens/ft/stx/holders', cached: false },
+    // stacking (issue 16): the cycles list, the newest PoX events and burnchain rewards
+    { name: '/extended/v2/pox/cycles', path: '/extended/v2/pox/cycles', cached: false },
+    { name: '/extended/v1/pox4/events', path: '/extended/v1/pox4/events', cached: false },
+    { name: '/extended/v1/burnchain/rewards', path: '/extended/v1/burnchain/rewards', cached: false },
   ];
   if (dbUrl) {
     const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });

@@ -279,6 +279,12 @@ describe('documented parameters agree with the handlers', () => {
     tx_id: '0x' + '1'.repeat(64),
     principal: ADDRESS,
     contract_id: `${ADDRESS}.token`,
+    // stacking
+    address: ADDRESS,
+    pox: 'pox4',
+    pool_principal: ADDRESS,
+    cycle_number: '1',
+    signer_key: '0x02' + 'ab'.repeat(32),
   };
   /** Query that makes a request well-formed apart from the parameter under test. */
   const baseQuery: Record<string, Record<string, string>> = {

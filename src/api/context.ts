@@ -7,6 +7,11 @@ export interface ApiContext {
   sql: Sql;
   log: Logger;
   serverVersion: string;
+  /**
+   * the chain id settled at start-up (STACKS_CHAIN_ID or the database's recorded network; 1 is mainnet), undefined
+   * until a network is known. Routes that print network-dependent addresses read it.
+   */
+  chainId?: number;
   /** the push server's counters (GET /extended/v1/status/push); undefined where push does not run */
   pushMetrics?: () => object | undefined;
 }

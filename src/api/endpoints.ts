@@ -10,10 +10,24 @@ import { eventEndpoints } from './routes/extended/events.js';
 import { addressEndpoints } from './routes/extended/addresses.js';
 import { tokenEndpoints } from './routes/extended/tokens.js';
 import { balanceEndpoints } from './routes/extended/balances.js';
+import { burnchainEndpoints } from './routes/extended/burnchain.js';
+import { poxCycleEndpoints, poxEndpoints } from './routes/extended/pox.js';
 import { openApiEndpoints } from './routes/docs.js';
 
 export function allEndpoints(): readonly Endpoint[] {
-  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...eventEndpoints, ...addressEndpoints, ...balanceEndpoints, ...tokenEndpoints, ...openApiEndpoints];
+  return [
+    ...statusEndpoints,
+    ...blockEndpoints,
+    ...txEndpoints,
+    ...eventEndpoints,
+    ...addressEndpoints,
+    ...balanceEndpoints,
+    ...tokenEndpoints,
+    ...burnchainEndpoints,
+    ...poxEndpoints,
+    ...poxCycleEndpoints,
+    ...openApiEndpoints,
+  ];
 }
 
 export const TAGS = [
@@ -24,10 +38,19 @@ export const TAGS = [
   { name: 'Events', description: 'Transaction events' },
   { name: 'Smart Contracts', description: 'Deployed contracts and their events' },
   { name: 'Accounts', description: 'Balances and transfers of an address or contract' },
+  { name: 'Stacking', description: 'PoX events, pool delegations, cycles, signers and stackers' },
+  { name: 'Stacking Rewards', description: 'PoX rewards paid on the burn chain and reward slot holders' },
   { name: 'Node RPC', description: 'The Stacks node RPC API, proxied to the node pool' },
   { name: 'Fungible Tokens', description: 'Holders of fungible tokens' },
   { name: 'Non-Fungible Tokens', description: 'NFT holdings, history and mints' },
 ] as const;
 
 /** Router paths deliberately not in the document: the HTML docs page, its static files and the dashboard. */
-export const UNDOCUMENTED_ROUTES = ['/docs', '/docs/*', '/dashboard', '/dashboard/*'];
+export const UNDOCUMENTED_ROUTES = [
+  '/docs',
+  '/docs/*',
+  '/dashboard',
+  '/dashboard/*',
+  // the legacy PoX events prefixes (routes/extended/pox.ts: any sub-path, answered as the reference does)
+  ...Array.from({ length: 10 }, (_, n) => `/extended/v1/pox${n}_events/*`),
+];

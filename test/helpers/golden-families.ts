@@ -148,7 +148,7 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'pox',
     capability: 'D',
     issue: 'explorer & stacking',
-    state: 'not-served',
+    state: 'must-match',
     routes: [
       new RegExp(`^GET /extended/v1/pox\\d+/(events|tx/${ID}|stacker/${ID}|${ID}/delegations)$`),
       // the legacy `/pox<N>_events` prefix: sub-paths redirect, the rest are route-not-found answers
@@ -160,7 +160,7 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'burnchain-rewards',
     capability: 'D',
     issue: 'explorer & stacking',
-    state: 'not-served',
+    state: 'must-match',
     routes: [new RegExp(`^GET /extended/v1/burnchain/(rewards(/${ID}(/total)?)?|reward_slot_holders(/${ID})?)$`)],
   },
   {
