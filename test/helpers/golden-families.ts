@@ -31,18 +31,29 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'accounts',
     capability: 'A',
     issue: 'wallets & tokens',
+    state: 'must-match',
+    routes: [
+      new RegExp(`^GET /extended/v1/address/${ID}/(transactions|transactions_with_transfers|assets|stx_inbound|nonces)$`),
+      new RegExp(`^GET /extended/v2/addresses/${ID}/balances/stx$`),
+      new RegExp(`^GET /extended/v2/addresses/${ID}/transactions(/${ID}/events)?$`),
+    ],
+  },
+  {
+    // FT balances and NFT counts (the other half of capability A, built with the tokens family)
+    name: 'accounts-balances',
+    capability: 'A',
+    issue: 'wallets & tokens',
     state: 'not-served',
     routes: [
-      new RegExp(`^GET /extended/v1/address/${ID}/(balances|transactions|transactions_with_transfers|assets|stx_inbound|nonces)$`),
-      new RegExp(`^GET /extended/v2/addresses/${ID}/balances/(stx|ft|ft/${ID})$`),
-      new RegExp(`^GET /extended/v2/addresses/${ID}/transactions(/${ID}/events)?$`),
+      new RegExp(`^GET /extended/v1/address/${ID}/balances$`),
+      new RegExp(`^GET /extended/v2/addresses/${ID}/balances/(ft|ft/${ID})$`),
     ],
   },
   {
     name: 'fees',
     capability: 'A',
     issue: 'wallets & tokens',
-    state: 'not-served',
+    state: 'must-match',
     routes: [/^POST \/extended\/v1\/fee_rate$/, /^GET \/extended\/v2\/mempool\/fees$/],
   },
   {
