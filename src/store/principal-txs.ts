@@ -216,7 +216,8 @@ export async function inboundTransfers(
       WHERE canonical AND microblock_canonical AND tx_type = 'token_transfer' AND token_transfer_recipient = ${principal}
     ) transfers
     WHERE ${heightCond}
-    ORDER BY block_height DESC, microblock_sequence DESC, tx_index DESC
+    ORDER BY block_height DESC, microblock_sequence DESC, tx_index DESC,
+      CASE transfer_type WHEN 'stx-transfer' THEN 0 WHEN 'stx-transfer-memo' THEN 1 ELSE 2 END
     LIMIT ${q.limit} OFFSET ${q.offset}`;
   return { total: rows[0]?.total ?? 0, rows };
 }

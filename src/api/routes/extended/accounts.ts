@@ -11,7 +11,7 @@
  */
 import { z } from 'zod';
 import { badRequest, endpoint, notFound } from '../../endpoint.js';
-import { ExcludeFunctionArgs, PrincipalParam, TxIdParam, Unanchored, normalizeHash, paging, Bool } from '../../schemas/params.js';
+import { ExcludeFunctionArgs, Offset, PrincipalParam, TxIdParam, Unanchored, normalizeHash, paging, Bool } from '../../schemas/params.js';
 import {
   AddressAssetsResponse,
   AddressTransactionEventListResponse,
@@ -96,7 +96,8 @@ export const accountEndpoints = [
       return {
         limit: q.limit,
         offset: q.offset,
-        total,
+        // the reference counts within the page's query: a page past the end says 0
+        total: rows.length ? total : 0,
         results: rows.map((r) => txJson(r, { excludeFunctionArgs: q.exclude_function_args })),
       };
     },
@@ -123,7 +124,7 @@ export const accountEndpoints = [
       const { total, rows } = await ptx.principalTxPage(sql, params.principal, { set: 'transfers', ...sel, offset: q.offset });
       const results = [];
       for (const r of rows) results.push(await addressTxWithTransfers(sql, params.principal, r));
-      return { limit: q.limit, offset: q.offset, total, results };
+      return { limit: q.limit, offset: q.offset, total: rows.length ? total : 0, results };
     },
   }),
   endpoint({
@@ -134,7 +135,7 @@ export const accountEndpoints = [
     description: 'STX lock, STX, FT and NFT events sending to or from the principal, newest first.',
     tags: ['Accounts'],
     params: principalParams,
-    query: z.object({ ...paging(20, 50), unanchored: Unanchored, until_block: UntilBlock }),
+    query: z.object({ ...paging(20, 100), unanchored: Unanchored, until_block: UntilBlock }),
     response: AddressAssetsResponse,
     responseDescription: 'A page of events',
     errors: [400, 404, 503],
@@ -246,7 +247,12 @@ export const accountEndpoints = [
       'included when it paid it) and received and the counts of its STX/FT/NFT transfers, mints and burns in each.',
     tags: ['Accounts'],
     params: principalParams,
-    query: z.object({ ...paging(20, 50), exclude_function_args: ExcludeFunctionArgs }),
+    query: z.object({
+      // here the reference takes 0 at its word: an empty page
+      limit: z.int().min(0).max(50).default(20).describe('Page size (absent: 20; 0: an empty page; more than 50: 400)'),
+      offset: Offset(),
+      exclude_function_args: ExcludeFunctionArgs,
+    }),
     response: AddressTransactionListResponse,
     responseDescription: 'A page of address transactions',
     errors: [400, 503],
@@ -261,7 +267,8 @@ export const accountEndpoints = [
         const c = byKey.get(key(r))!;
         const paid = (!r.sponsored && r.sender_address === p) || (r.sponsored && r.sponsor_address === p);
         return {
-          tx: txJson(r, { excludeFunctionArgs: q.exclude_function_args }),
+          // the reference reads no ABI here: contract calls carry no function signature or argument names
+          tx: txJson({ ...r, abi: null }, { excludeFunctionArgs: q.exclude_function_args }),
           stx_sent: (BigInt(c.stx_sent) + (paid ? BigInt(r.fee_rate) : 0n)).toString(),
           stx_received: c.stx_received,
           events: {
@@ -271,7 +278,7 @@ export const accountEndpoints = [
           },
         };
       });
-      return { limit: q.limit, offset: q.offset, total, results };
+      return { limit: q.limit, offset: q.offset, total: rows.length ? total : 0, results };
     },
   }),
   endpoint({
@@ -281,7 +288,11 @@ export const accountEndpoints = [
     summary: "An address's asset events in one transaction",
     description: 'The STX, FT and NFT events of the transaction sent or received by the address, by event index.',
     tags: ['Accounts'],
-    params: z.object({ principal: PrincipalParam, tx_id: TxIdParam.transform(normalizeHash) }),
+    params: z.object({
+      principal: PrincipalParam,
+      // the reference's schema takes a bare id, then fails on it (a 500): here it is a 400
+      tx_id: TxIdParam.refine((s) => s.startsWith('0x'), { error: '{label} must start with 0x' }).transform(normalizeHash),
+    }),
     query: z.object({ ...paging(20, 50) }),
     response: AddressTransactionEventListResponse,
     responseDescription: 'A page of events',
