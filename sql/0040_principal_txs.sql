@@ -5,10 +5,12 @@
 --     1 sender            2 sponsor (sponsored txs)       4 token-transfer recipient
 --     8 contract called  16 contract deployed            32 sender/recipient of an STX event
 --    64 sender/recipient of an FT event                 128 sender/recipient of an NFT event
+--   256 (a flag) the tx is a genesis tx of a boot block (height 0) that block 1 adopted (src/store/ingest.ts): the
+--       reference writes no principal_stx_txs rows for those
 -- The reference's sets (v8.13.6) are unions of these:
---   principal_stx_txs (v1 /transactions, nonces aside)          roles & 63  <> 0
---   v1 /transactions_with_transfers (no sponsor, + FT/NFT)       roles & 253 <> 0
---   v2 /addresses/{a}/transactions (principal_stx_txs + events)  roles <> 0 (every row)
+--   principal_stx_txs (v1 /transactions)                         roles & 63 <> 0 AND roles & 256 = 0
+--   v1 /transactions_with_transfers (txs + events, no sponsor)   roles & 253 <> 0
+--   v2 /addresses/{a}/transactions (principal_stx_txs + events)  roles & 256 = 0 OR roles & 224 <> 0
 --
 -- Only rows of canonical anchored blocks are kept (index_block_hash <> '', microblock_canonical): a row exists exactly
 -- while its block is canonical, so the canonical flags are the row's presence. Rows of unconfirmed microblocks
@@ -43,7 +45,8 @@ RETURNS TABLE (principal text, tx_id text, index_block_hash text, microblock_has
                microblock_sequence integer, tx_index integer, roles smallint)
 LANGUAGE sql STABLE AS $$
   SELECT r.principal, t.tx_id, t.index_block_hash, t.microblock_hash, t.block_height, t.microblock_sequence, t.tx_index,
-    bit_or(r.role)::smallint
+    (bit_or(r.role) | CASE WHEN t.block_height = 1 AND t.microblock_hash = '' AND t.seq < (
+      SELECT b.seq FROM blocks b WHERE b.index_block_hash = t.index_block_hash) THEN 256 ELSE 0 END)::smallint
   FROM txs t
   CROSS JOIN LATERAL (
     VALUES (t.sender_address, 1), (CASE WHEN t.sponsored THEN t.sponsor_address END, 2),
@@ -56,7 +59,7 @@ LANGUAGE sql STABLE AS $$
   ) AS r(principal, role)
   WHERE t.index_block_hash = ANY(blocks) AND t.microblock_canonical AND (t.index_block_hash <> '' OR t.canonical)
     AND r.principal IS NOT NULL
-  GROUP BY r.principal, t.tx_id, t.index_block_hash, t.microblock_hash, t.block_height, t.microblock_sequence, t.tx_index
+  GROUP BY r.principal, t.tx_id, t.index_block_hash, t.microblock_hash, t.block_height, t.microblock_sequence, t.tx_index, t.seq
 $$;
 
 CREATE OR REPLACE FUNCTION principal_txs_apply(blocks text[], sign integer) RETURNS void LANGUAGE plpgsql AS $$
@@ -69,7 +72,8 @@ BEGIN
       RETURNING p.principal, p.roles
     )
     INSERT INTO principal_tx_counts AS c (principal, stx_txs, transfer_txs, all_txs)
-    SELECT principal, count(*) FILTER (WHERE roles & 63 <> 0), count(*) FILTER (WHERE roles & 253 <> 0), count(*)
+    SELECT principal, count(*) FILTER (WHERE roles & 63 <> 0 AND roles & 256 = 0), count(*) FILTER (WHERE roles & 253 <> 0),
+      count(*) FILTER (WHERE roles & 256 = 0 OR roles & 224 <> 0)
     FROM ins GROUP BY principal
     ON CONFLICT (principal) DO UPDATE SET
       stx_txs = c.stx_txs + EXCLUDED.stx_txs,
@@ -80,8 +84,8 @@ BEGIN
       DELETE FROM principal_txs WHERE index_block_hash = ANY(array_remove(blocks, ''))
       RETURNING principal, roles
     ), d AS (
-      SELECT principal, count(*) FILTER (WHERE roles & 63 <> 0) AS s, count(*) FILTER (WHERE roles & 253 <> 0) AS t,
-        count(*) AS a
+      SELECT principal, count(*) FILTER (WHERE roles & 63 <> 0 AND roles & 256 = 0) AS s,
+        count(*) FILTER (WHERE roles & 253 <> 0) AS t, count(*) FILTER (WHERE roles & 256 = 0 OR roles & 224 <> 0) AS a
       FROM del GROUP BY principal
     )
     UPDATE principal_tx_counts c SET stx_txs = c.stx_txs - d.s, transfer_txs = c.transfer_txs - d.t, all_txs = c.all_txs - d.a
@@ -97,7 +101,8 @@ INSERT INTO principal_txs
 SELECT * FROM principal_tx_roles(ARRAY(SELECT index_block_hash FROM blocks WHERE canonical))
 ON CONFLICT DO NOTHING;
 INSERT INTO principal_tx_counts (principal, stx_txs, transfer_txs, all_txs)
-SELECT principal, count(*) FILTER (WHERE roles & 63 <> 0), count(*) FILTER (WHERE roles & 253 <> 0), count(*)
+SELECT principal, count(*) FILTER (WHERE roles & 63 <> 0 AND roles & 256 = 0), count(*) FILTER (WHERE roles & 253 <> 0),
+      count(*) FILTER (WHERE roles & 256 = 0 OR roles & 224 <> 0)
 FROM principal_txs GROUP BY principal
 ON CONFLICT (principal) DO NOTHING;
 

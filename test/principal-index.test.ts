@@ -27,7 +27,14 @@ async function maintainedRows(sql: Sql): Promise<string[]> {
 /** The same rows computed from scratch, from txs and events of canonical anchored blocks (not via the SQL function). */
 async function recomputedRows(sql: Sql): Promise<string[]> {
   const rows = await sql<Row[]>`
-    SELECT principal, tx_id, index_block_hash, microblock_hash, bit_or(role)::int AS roles FROM (
+    SELECT principal, tx_id, index_block_hash, microblock_hash,
+      bit_or(role)::int | CASE WHEN bool_or(boot) THEN 256 ELSE 0 END AS roles
+    FROM (SELECT d.*, d.index_block_hash IN (
+        -- block 1 on top of a boot block: the txs it adopted from it (stored before block 1 was)
+        SELECT b1.index_block_hash FROM blocks b1 JOIN blocks b0 ON b0.index_block_hash = b1.parent_index_block_hash
+        WHERE b0.block_height = 0 AND b1.block_height = 1) AND d.microblock_hash = '' AND d.tx_id IN (
+        SELECT x.tx_id FROM txs x JOIN blocks b ON b.index_block_hash = x.index_block_hash WHERE x.seq < b.seq) AS boot
+    FROM (
       SELECT sender_address AS principal, tx_id, index_block_hash, microblock_hash, 1 AS role FROM txs
         WHERE canonical AND microblock_canonical AND index_block_hash <> ''
       UNION ALL SELECT sponsor_address, tx_id, index_block_hash, microblock_hash, 2 FROM txs
@@ -44,14 +51,15 @@ async function recomputedRows(sql: Sql): Promise<string[]> {
         CROSS JOIN LATERAL (VALUES (e.sender), (e.recipient)) v(p)
         WHERE t.canonical AND t.microblock_canonical AND t.index_block_hash <> ''
           AND e.event_type IN ('stx_asset', 'fungible_token_asset', 'non_fungible_token_asset')
-    ) d WHERE principal IS NOT NULL
+    ) d) d WHERE principal IS NOT NULL
     GROUP BY principal, tx_id, index_block_hash, microblock_hash`;
   return rows.map((r) => `${r.principal} ${r.tx_id} ${r.index_block_hash} ${r.microblock_hash} ${r.roles}`).sort();
 }
 
 async function maintainedCounts(sql: Sql): Promise<Record<string, string>> {
   const rows = await sql<{ principal: string; c: string }[]>`
-    SELECT principal, stx_txs || '/' || transfer_txs || '/' || all_txs AS c FROM principal_tx_counts WHERE all_txs <> 0`;
+    SELECT principal, stx_txs || '/' || transfer_txs || '/' || all_txs AS c FROM principal_tx_counts
+    WHERE stx_txs <> 0 OR transfer_txs <> 0 OR all_txs <> 0`;
   return Object.fromEntries(rows.map((r) => [r.principal, r.c]));
 }
 
@@ -62,9 +70,9 @@ async function recomputedCounts(sql: Sql, rows: string[]): Promise<Record<string
     const [p, , , , r] = line.split(' ');
     const roles = Number(r);
     const v = c.get(p) ?? [0, 0, 0];
-    if (roles & 63) v[0]++;
+    if (roles & 63 && !(roles & 256)) v[0]++;
     if (roles & 253) v[1]++;
-    v[2]++;
+    if (!(roles & 256) || roles & 224) v[2]++;
     c.set(p, v);
   }
   return Object.fromEntries([...c].map(([p, v]) => [p, v.join('/')]));

@@ -10,7 +10,12 @@ import type { TxDbRow } from '../api/serialize.js';
 
 /** Which of the reference's sets: v1 /transactions (principal_stx_txs), v1 with_transfers, v2 transactions. */
 export type PrincipalTxSet = 'stx' | 'transfers' | 'all';
-const ROLE_MASK: Record<PrincipalTxSet, number> = { stx: 63, transfers: 253, all: 255 };
+/** Which rows of principal_txs belong to each set (the roles bits of sql/0040_principal_txs.sql). */
+const IN_SET: Record<PrincipalTxSet, string> = {
+  stx: 'roles & 63 <> 0 AND roles & 256 = 0',
+  transfers: 'roles & 253 <> 0',
+  all: '(roles & 256 = 0 OR roles & 224 <> 0)',
+};
 const COUNT_COLUMN: Record<PrincipalTxSet, string> = { stx: 'stx_txs', transfers: 'transfer_txs', all: 'all_txs' };
 
 export interface PrincipalTxQuery {
@@ -32,7 +37,7 @@ export async function principalTxPage(
   principal: string,
   q: PrincipalTxQuery,
 ): Promise<{ total: number; rows: PrincipalTxRow[] }> {
-  const mask = ROLE_MASK[q.set];
+  const inSet = sql.unsafe(IN_SET[q.set]);
   const heightCond =
     q.atHeight !== undefined
       ? sql`AND block_height = ${q.atHeight}`
@@ -45,13 +50,13 @@ export async function principalTxPage(
   const withUnconfirmed = q.atHeight === undefined ? q.maxHeight === undefined || q.maxHeight > tip.h : q.atHeight > tip.h;
   const unconfirmed = withUnconfirmed
     ? sql`UNION ALL SELECT tx_id, index_block_hash, microblock_hash, block_height, microblock_sequence, tx_index
-          FROM principal_tx_roles(ARRAY['']) u WHERE u.principal = ${principal} AND u.roles & ${mask} <> 0 ${heightCond}`
+          FROM principal_tx_roles(ARRAY['']) u WHERE u.principal = ${principal} AND ${inSet} ${heightCond}`
     : sql``;
   const page = q.limit === undefined ? sql`` : sql`LIMIT ${q.limit} OFFSET ${q.offset}`;
   const rows = await sql<PrincipalTxRow[]>`
     WITH placed AS (
       SELECT tx_id, index_block_hash, microblock_hash, block_height, microblock_sequence, tx_index
-      FROM principal_txs WHERE principal = ${principal} AND roles & ${mask} <> 0 ${heightCond}
+      FROM principal_txs WHERE principal = ${principal} AND ${inSet} ${heightCond}
       ${unconfirmed}
     ), pg AS (
       SELECT * FROM placed ORDER BY block_height DESC, microblock_sequence DESC, tx_index DESC ${page}
@@ -64,15 +69,15 @@ export async function principalTxPage(
     const [c] = await sql<{ n: number }[]>`
       SELECT (COALESCE((SELECT ${sql.unsafe(COUNT_COLUMN[q.set])} FROM principal_tx_counts WHERE principal = ${principal}), 0)
         + ${withUnconfirmed
-          ? sql`(SELECT count(*) FROM principal_tx_roles(ARRAY['']) u WHERE u.principal = ${principal} AND u.roles & ${mask} <> 0 ${heightCond})`
+          ? sql`(SELECT count(*) FROM principal_tx_roles(ARRAY['']) u WHERE u.principal = ${principal} AND ${inSet} ${heightCond})`
           : sql`0`})::int AS n`;
     total = c.n;
   } else {
     const [c] = await sql<{ n: number }[]>`
       SELECT (
-        (SELECT count(*) FROM principal_txs WHERE principal = ${principal} AND roles & ${mask} <> 0 ${heightCond})
+        (SELECT count(*) FROM principal_txs WHERE principal = ${principal} AND ${inSet} ${heightCond})
         + ${withUnconfirmed
-          ? sql`(SELECT count(*) FROM principal_tx_roles(ARRAY['']) u WHERE u.principal = ${principal} AND u.roles & ${mask} <> 0 ${heightCond})`
+          ? sql`(SELECT count(*) FROM principal_tx_roles(ARRAY['']) u WHERE u.principal = ${principal} AND ${inSet} ${heightCond})`
           : sql`0`})::int AS n`;
     total = c.n;
   }
@@ -216,8 +221,9 @@ export async function inboundTransfers(
       WHERE canonical AND microblock_canonical AND tx_type = 'token_transfer' AND token_transfer_recipient = ${principal}
     ) transfers
     WHERE ${heightCond}
-    ORDER BY block_height DESC, microblock_sequence DESC, tx_index DESC,
-      CASE transfer_type WHEN 'stx-transfer' THEN 0 WHEN 'stx-transfer-memo' THEN 1 ELSE 2 END
+    -- no tie-break, as the reference: a token transfer and its memo event tie, and PostgreSQL's sort of the three
+    -- arms (in this order, each in insertion order) decides, as it does there
+    ORDER BY block_height DESC, microblock_sequence DESC, tx_index DESC
     LIMIT ${q.limit} OFFSET ${q.offset}`;
   return { total: rows[0]?.total ?? 0, rows };
 }

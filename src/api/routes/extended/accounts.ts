@@ -23,7 +23,7 @@ import {
   StxInboundListResponse,
 } from '../../schemas/accounts.js';
 import { txJson } from '../../serialize.js';
-import { addressTxWithTransfers, stxBalance } from '../../views.js';
+import { addressTxWithTransfersRanked, stxBalance } from '../../views.js';
 import { chainTip } from '../../../store/chain-tip.js';
 import * as ptx from '../../../store/principal-txs.js';
 import * as nonces from '../../../store/nonces.js';
@@ -122,8 +122,20 @@ export const accountEndpoints = [
         ? { atHeight: q.height, limit: undefined }
         : { maxHeight: await listHeight(sql, q.until_block, q.unanchored), limit: q.limit };
       const { total, rows } = await ptx.principalTxPage(sql, params.principal, { set: 'transfers', ...sel, offset: q.offset });
-      const results = [];
-      for (const r of rows) results.push(await addressTxWithTransfers(sql, params.principal, r));
+      type Ranked = Awaited<ReturnType<typeof addressTxWithTransfersRanked>> & { row: ptx.PrincipalTxRow };
+      const ranked: Ranked[] = [];
+      for (const r of rows) ranked.push({ ...(await addressTxWithTransfersRanked(sql, params.principal, r)), row: r });
+      // the reference's order: txs tied on (height, microblock sequence, tx index) — block 1 of some chains — by
+      // their highest event index of the principal, a tx without such events first
+      const tieKey = (x: Ranked) => (x.lastEventIndex < 0 ? Infinity : x.lastEventIndex);
+      ranked.sort(
+        (a, b) =>
+          Number(b.row.block_height) - Number(a.row.block_height) ||
+          b.row.microblock_sequence - a.row.microblock_sequence ||
+          b.row.tx_index - a.row.tx_index ||
+          tieKey(b) - tieKey(a),
+      );
+      const results = ranked.map((x) => x.json);
       return { limit: q.limit, offset: q.offset, total: rows.length ? total : 0, results };
     },
   }),
