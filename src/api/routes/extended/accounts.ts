@@ -125,14 +125,15 @@ export const accountEndpoints = [
       type Ranked = Awaited<ReturnType<typeof addressTxWithTransfersRanked>> & { row: ptx.PrincipalTxRow };
       const ranked: Ranked[] = [];
       for (const r of rows) ranked.push({ ...(await addressTxWithTransfersRanked(sql, params.principal, r)), row: r });
-      // the reference's order: txs tied on (height, microblock sequence, tx index) — block 1 of some chains — by
-      // their highest event index of the principal, a tx without such events first
+      // the reference's order: the page (taken by height, microblock sequence, tx index) re-sorted by height and tx
+      // index only; ties keep its query's order: microblock sequence, then the principal's highest event index (a
+      // tx without such events first) — block 1's genesis txs share tx indexes
       const tieKey = (x: Ranked) => (x.lastEventIndex < 0 ? Infinity : x.lastEventIndex);
       ranked.sort(
         (a, b) =>
           Number(b.row.block_height) - Number(a.row.block_height) ||
-          b.row.microblock_sequence - a.row.microblock_sequence ||
           b.row.tx_index - a.row.tx_index ||
+          b.row.microblock_sequence - a.row.microblock_sequence ||
           tieKey(b) - tieKey(a),
       );
       const results = ranked.map((x) => x.json);
