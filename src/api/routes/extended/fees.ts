@@ -25,7 +25,6 @@ export const feeEndpoints = [
     summary: 'Fee rate estimate',
     description: 'A constant estimate (400 micro-STX per byte), as the reference answers; use `POST /v2/fees/transaction` for the node\'s.',
     tags: ['Fees'],
-    deprecated: true,
     body: z.object({ transaction: z.string().describe('A serialized transaction (hex); not decoded') }),
     response: FeeRateResponse,
     responseDescription: 'The fee rate',
