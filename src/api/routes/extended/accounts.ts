@@ -209,7 +209,7 @@ export const accountEndpoints = [
     responseDescription: 'The nonces',
     errors: [400, 404, 503],
     handler: async ({ params, query: q }, { sql }) => {
-      if (q.block_height !== undefined && q.block_hash) badRequest('Multiple block query parameters specified');
+      if (q.block_height !== undefined && q.block_hash) badRequest('Multiple block query parameters specified: block_height and block_hash');
       if (q.block_height !== undefined || q.block_hash) {
         let ref: { height: number } | { hash: string };
         if (q.block_height !== undefined) ref = { height: q.block_height };
