@@ -31,7 +31,7 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'accounts',
     capability: 'A',
     issue: 'wallets & tokens',
-    // served (issue 15); 1,032/1,043 match: 10 stx_inbound answers differ only in the order the reference's sort gives
+    // served (issue 15); 1,348/1,359 match: 10 stx_inbound answers differ only in the order the reference's sort gives
     // rows tied on (height, tx index) (no tie-break there) and 1 STX lock event amount we cannot explain (regtest)
     state: 'not-served',
     routes: [
