@@ -475,6 +475,10 @@ async function main() {
       // the same lookups with a new URL every request: never from the answer cache
       { name: '/extended/v1/tx/multiple (5 ids) (computed)', path: `/extended/v1/tx/multiple?${txIds.map((t) => `tx_id=${t}`).join('&')}`, cached: false, unique: true },
       { name: '/extended/v1/tx/events?address=… (computed)', path: `/extended/v1/tx/events?address=${address}`, cached: false, unique: true },
+      // wallet accounts (issue 15): pages from principal_txs, totals from principal_tx_counts
+      { name: '/extended/v1/address/{p}/transactions', path: `/extended/v1/address/${address}/transactions`, cached: false },
+      { name: '/extended/v1/address/{p}/nonces', path: `/extended/v1/address/${address}/nonces`, cached: false },
+      { name: '/extended/v2/addresses/{p}/transactions', path: `/extended/v2/addresses/${address}/transactions`, cached: false },
     ];
     if (o.set === 'full') endpoints.push(...(await fullSet(o.url, self?.dbUrl ?? o.inputsDb, txIds, address)));
     if (!o.ceiling) endpoints.shift();

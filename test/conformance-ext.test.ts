@@ -237,6 +237,7 @@ describe('golden-ext comparison rules (no service)', () => {
 
   it('the family table: unknown and ambiguous requests are errors', () => {
     expect(familyOf('GET', '/extended/v1/address/SP1/balances?limit=1').family?.name).toBe('accounts-balances');
+    expect(familyOf('GET', '/extended/v1/address/SP1/transactions?limit=1').family?.name).toBe('accounts');
     expect(familyOf('POST', '/rosetta/v1/block').family?.name).toBe('rosetta');
     expect(familyOf('GET', '/extended/v1/address/SP1/whatever').error).toMatch(/no endpoint family/);
     expect(familyOf('GET', '/extended/v3/anything').error).toMatch(/no endpoint family/);

@@ -120,6 +120,9 @@ describe('GET /extended/openapi.json', () => {
       .sort();
     expect(deprecated).toEqual([
       '/extended/v1/address/{principal}/balances',
+      // the reference deprecates these two in favour of /extended/v2/addresses/{address}/transactions
+      '/extended/v1/address/{principal}/transactions',
+      '/extended/v1/address/{principal}/transactions_with_transfers',
       '/extended/v1/address/{principal}/{tx_id}/with_transfers',
       '/extended/v1/block',
       '/extended/v1/block/by_burn_block_height/{burn_block_height}',
@@ -305,6 +308,7 @@ describe('documented parameters agree with the handlers', () => {
     let checked = 0;
     for (const [p, item] of Object.entries<Json>(doc.paths)) {
       const op = item.get;
+      if (!op) continue; // POST-only paths (fee_rate) take a body, no query parameters
       for (const param of (op.parameters ?? []) as Json[]) {
         if (param.in !== 'query') continue;
         const q = { ...baseQuery[p] };

@@ -12,6 +12,8 @@ import { tokenEndpoints } from './routes/extended/tokens.js';
 import { balanceEndpoints } from './routes/extended/balances.js';
 import { burnchainEndpoints } from './routes/extended/burnchain.js';
 import { poxCycleEndpoints, poxEndpoints } from './routes/extended/pox.js';
+import { accountEndpoints } from './routes/extended/accounts.js';
+import { feeEndpoints } from './routes/extended/fees.js';
 import { openApiEndpoints } from './routes/docs.js';
 
 export function allEndpoints(): readonly Endpoint[] {
@@ -21,6 +23,8 @@ export function allEndpoints(): readonly Endpoint[] {
     ...txEndpoints,
     ...eventEndpoints,
     ...addressEndpoints,
+    ...accountEndpoints,
+    ...feeEndpoints,
     ...balanceEndpoints,
     ...tokenEndpoints,
     ...burnchainEndpoints,
@@ -43,6 +47,7 @@ export const TAGS = [
   { name: 'Node RPC', description: 'The Stacks node RPC API, proxied to the node pool' },
   { name: 'Fungible Tokens', description: 'Holders of fungible tokens' },
   { name: 'Non-Fungible Tokens', description: 'NFT holdings, history and mints' },
+  { name: 'Fees', description: 'Fee estimates' },
 ] as const;
 
 /** Router paths deliberately not in the document: the HTML docs page, its static files and the dashboard. */

@@ -101,6 +101,7 @@ export async function principalTx(sql: Sql, principal: string, txId: string): Pr
 }
 
 export interface TransferRow {
+  event_index: number;
   event_type: string;
   sender: string | null;
   recipient: string | null;
@@ -112,7 +113,7 @@ export interface TransferRow {
 /** The principal's STX / FT / NFT transfer events in one placed tx, newest event first. */
 export async function principalTransfers(sql: Sql, principal: string, row: TxDbRow): Promise<TransferRow[]> {
   return sql<TransferRow[]>`
-    SELECT event_type, sender, recipient, amount::text AS amount, asset_identifier, api FROM events
+    SELECT event_index, event_type, sender, recipient, amount::text AS amount, asset_identifier, api FROM events
     WHERE tx_id = ${row.tx_id} AND index_block_hash = ${row.index_block_hash} AND microblock_hash = ${row.microblock_hash}
       AND canonical AND microblock_canonical
       AND event_type IN ('stx_asset', 'fungible_token_asset', 'non_fungible_token_asset')

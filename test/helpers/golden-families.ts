@@ -42,6 +42,8 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'accounts',
     capability: 'A',
     issue: 'wallets & tokens',
+    // served (issue 15); 1,348/1,359 match: 10 stx_inbound answers differ only in the order the reference's sort gives
+    // rows tied on (height, tx index) (no tie-break there) and 1 STX lock event amount we cannot explain (regtest)
     state: 'not-served',
     routes: [
       new RegExp(`^GET /extended/v1/address/${ID}/(transactions|transactions_with_transfers|assets|stx_inbound|nonces)$`),
@@ -63,7 +65,7 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'fees',
     capability: 'A',
     issue: 'wallets & tokens',
-    state: 'not-served',
+    state: 'must-match',
     routes: [/^POST \/extended\/v1\/fee_rate$/, /^GET \/extended\/v2\/mempool\/fees$/],
   },
   {
