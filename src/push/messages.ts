@@ -22,9 +22,9 @@ import type { ChainUpdate } from '../chain/types.js';
 import type { IngestResult } from '../store/ingest.js';
 import { chainTip } from '../store/chain-tip.js';
 import { addressTxWithTransfers, lookupTx, stxBalance, v1SingleBlockJson } from '../api/views.js';
-import { ABI_SUBQUERY } from '../store/txs.js';
-import type { BlockDbRow } from '../api/serialize-blocks.js';
-import { isoTime, mempoolTxJson, type MempoolDbRow, type TxDbRow } from '../api/serialize.js';
+import * as changes from '../store/changes.js';
+import type { EventDbRow, MempoolPrincipals, MicroblockDbRow, TxRowFull } from '../store/changes.js';
+import { isoTime, mempoolTxJson } from '../api/serialize.js';
 import { createHash } from 'node:crypto';
 import { rooms } from './topics.js';
 import { ALL_ROOMS, type RoomFilter } from './interest.js';
@@ -43,30 +43,6 @@ export interface CommittedChange {
   result: IngestResult;
 }
 
-type TxRowFull = TxDbRow & {
-  sender_address: string;
-  fee_rate: string;
-  token_transfer_recipient: string | null;
-  contract_call_contract_id: string | null;
-  smart_contract_contract_id: string | null;
-};
-
-interface EventDbRow {
-  tx_id: string;
-  event_index: number;
-  tx_index: number;
-  block_height: number;
-  event_type: string;
-  asset_event_type: string | null;
-  sender: string | null;
-  recipient: string | null;
-  asset_identifier: string | null;
-  value_hex: string | null;
-  contract_id: string | null;
-  locked_address: string | null;
-  api: { asset?: { value?: unknown } } & Record<string, unknown>;
-}
-
 const NO_EVENTS = { limit: 0, offset: 0 };
 
 /** The reference's NftEvent (the nft-event rooms' payload). */
@@ -82,21 +58,6 @@ export function nftEventJson(e: EventDbRow): Record<string, unknown> {
     sender: e.sender,
     recipient: e.recipient,
   };
-}
-
-interface MicroblockDbRow {
-  microblock_hash: string;
-  microblock_sequence: number;
-  microblock_parent_hash: string;
-  parent_index_block_hash: string;
-  index_block_hash: string;
-  block_height: number;
-  block_hash: string;
-  parent_burn_block_height: number;
-  parent_burn_block_hash: string;
-  parent_burn_block_time: number;
-  microblock_canonical: boolean;
-  canonical: boolean;
 }
 
 /** The reference's Microblock. */
@@ -204,7 +165,7 @@ export async function buildMessages(
   switch (u.kind) {
     case 'block': {
       if (u.block.block_height <= 1) return [];
-      const [b] = await sql<BlockDbRow[]>`SELECT * FROM blocks WHERE index_block_hash = ${u.block.index_block_hash}`;
+      const b = await changes.storedBlock(sql, u.block.index_block_hash);
       if (!b) return [];
       if (result.orphanedBlocks.length && want.wants(rooms.block)) {
         const tip = await chainTip(sql);
@@ -229,38 +190,28 @@ export async function buildMessages(
       }
       if (early && out.length) await early(out.splice(0));
       const moved = [...result.orphanedBlocks, ...result.restoredBlocks];
-      const movedTxs = moved.length
-        ? await sql<{ tx_id: string }[]>`
-            SELECT DISTINCT tx_id FROM txs WHERE index_block_hash = ANY(${moved})`
-        : [];
-      candidates = uniq([...u.txs.map((t) => t.tx_id), ...result.txIds, ...movedTxs.map((r) => r.tx_id)]);
+      const movedTxs = await changes.txIdsOfBlocks(sql, moved);
+      candidates = uniq([...u.txs.map((t) => t.tx_id), ...result.txIds, ...movedTxs]);
       balanceHeight = { height: b.block_height, burnHeight: b.burn_block_height };
       if (b.canonical) anchoredBlock = b.index_block_hash;
       // The reference notifies the principals of every stored block, canonical or not: a non-canonical block's
       // principals get their balance at its height (its txs are no canonical address-transaction), the lock state
       // judged at the burn height of the canonical block at that height (none: no balance, as the reference fails).
       else {
-        const [c] = await sql<{ burn_block_height: number }[]>`
-          SELECT burn_block_height FROM blocks WHERE canonical AND block_height = LEAST(${b.block_height},
-            (SELECT max(block_height) FROM blocks WHERE canonical))`;
-        if (c) {
+        const burnHeight = await changes.canonicalBurnHeightAt(sql, b.block_height);
+        if (burnHeight !== undefined) {
           touchedOnly = touchedPrincipals(u);
-          balanceHeight = { height: b.block_height, burnHeight: c.burn_block_height };
+          balanceHeight = { height: b.block_height, burnHeight };
         }
       }
       break;
     }
     case 'microblocks': {
       const hashes = u.microblocks.map((m) => m.microblock_hash);
-      const mbs = await sql<MicroblockDbRow[]>`
-        SELECT * FROM microblocks WHERE microblock_hash = ANY(${hashes}) AND index_block_hash = ''
-        ORDER BY microblock_sequence ASC`;
+      const mbs = await changes.unconfirmedMicroblocks(sql, hashes);
       if (!mbs.length && !result.txIds.length) return [];
-      const [parent] = await sql<{ block_hash: string; block_height: number; burn_block_height: number }[]>`
-        SELECT block_hash, block_height, burn_block_height FROM blocks WHERE index_block_hash = ${u.parentIndexBlockHash}`;
-      const txRows = await sql<{ microblock_hash: string; tx_id: string }[]>`
-        SELECT microblock_hash, tx_id FROM txs WHERE microblock_hash = ANY(${hashes}) AND index_block_hash = ''
-        ORDER BY tx_index DESC`;
+      const parent = await changes.blockHead(sql, u.parentIndexBlockHash);
+      const txRows = await changes.unconfirmedMicroblockTxIds(sql, hashes);
       for (const m of want.wants(rooms.microblock) ? mbs : []) {
         const txs = txRows.filter((t) => t.microblock_hash === m.microblock_hash).map((t) => t.tx_id);
         out.push({ room: rooms.microblock, event: rooms.microblock, args: [microblockJson(m, parent?.block_hash ?? '', txs)] });
@@ -306,23 +257,12 @@ export async function buildMessages(
   // Mempool entries and exits.
   // and mined placements (canonical) of the changed txs: one round trip
   const [mempoolRows, mined] = await Promise.all([
-    sql<(MempoolDbRow & MempoolPrincipals & { pruned: boolean })[]>`
-      SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ANY(${uniq([...changed, ...(newPool ?? [])])})`,
-    sql<TxRowFull[]>`
-      SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x
-      WHERE x.tx_id = ANY(${changed}) AND x.canonical AND x.microblock_canonical`,
+    changes.mempoolRowsWithParties(sql, uniq([...changed, ...(newPool ?? [])])),
+    changes.canonicalMinedTxs(sql, changed),
   ]);
   const mempoolById = new Map(mempoolRows.map((r) => [r.tx_id, r]));
   const minedById = new Map(mined.map((r) => [r.tx_id, r]));
-  const events = mined.length
-    ? await sql<EventDbRow[]>`
-        SELECT e.tx_id, e.event_index, e.tx_index, e.block_height, e.event_type, e.asset_event_type, e.sender,
-          e.recipient, e.asset_identifier, e.value_hex, e.contract_id, e.locked_address, e.api
-        FROM events e JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash
-          AND t.microblock_hash = e.microblock_hash
-        WHERE t.tx_id = ANY(${mined.map((m) => m.tx_id)}) AND t.canonical AND t.microblock_canonical
-        ORDER BY t.block_height, t.microblock_sequence, t.tx_index, e.event_index`
-    : [];
+  const events = await changes.canonicalEventsOfTxs(sql, mined.map((m) => m.tx_id));
 
   for (const id of changed) {
     const tx = shapes.get(id)!;
@@ -468,14 +408,6 @@ const TX_ROOM_KINDS = [
   'nft-collection-event',
   'contract-event',
 ];
-
-interface MempoolPrincipals {
-  sender_address: string;
-  sponsor_address: string | null;
-  token_transfer_recipient: string | null;
-  contract_call_contract_id: string | null;
-  smart_contract_contract_id: string | null;
-}
 
 function mempoolPrincipals(r: MempoolPrincipals): string[] {
   return uniq(

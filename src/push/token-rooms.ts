@@ -19,31 +19,13 @@ import { ftBalancesJson } from '../api/serialize-tokens.js';
 import { nftEventJson, type CommittedChange, type PayloadMemo, type PushMessage } from './messages.js';
 import { ALL_ROOMS, type RoomFilter } from './interest.js';
 import { rooms } from './topics.js';
+import * as changes from '../store/changes.js';
+import type { TokenEventRow } from '../store/changes.js';
 
 /** Same digest as messages.ts (PayloadMemo holds these). */
 function digest(args: unknown[]): string {
   return createHash('sha1').update(JSON.stringify(args)).digest('base64');
 }
-
-interface TokenEventRow {
-  tx_id: string;
-  event_index: number;
-  tx_index: number;
-  block_height: number;
-  event_type: string;
-  asset_event_type: string | null;
-  sender: string | null;
-  recipient: string | null;
-  asset_identifier: string | null;
-  value_hex: string | null;
-  contract_id: string | null;
-  locked_address: string | null;
-  index_block_hash: string;
-  api: { asset?: { value?: unknown } } & Record<string, unknown>;
-}
-
-const COLUMNS = `e.tx_id, e.event_index, e.tx_index, e.block_height, e.event_type, e.asset_event_type, e.sender,
-  e.recipient, e.asset_identifier, e.value_hex, e.contract_id, e.locked_address, e.index_block_hash, e.api`;
 
 /** The messages of the token rooms for one committed change (empty when nobody follows such a room). */
 export async function buildTokenMessages(
@@ -63,26 +45,18 @@ export async function buildTokenMessages(
   let anchored = new Set<string>();
   if (u.kind === 'block') {
     if (u.block.block_height <= 1) return [];
-    const [b] = await sql<{ canonical: boolean; block_height: number }[]>`
-      SELECT canonical, block_height FROM blocks WHERE index_block_hash = ${u.block.index_block_hash}`;
+    const b = await changes.blockHead(sql, u.block.index_block_hash);
     if (!b) return [];
     if (b.canonical) anchored = new Set([u.block.index_block_hash, ...result.restoredBlocks]);
     height = b.block_height;
     const blocks = [u.block.index_block_hash, ...result.orphanedBlocks, ...result.restoredBlocks];
-    events = await sql<TokenEventRow[]>`
-      SELECT ${sql.unsafe(COLUMNS)} FROM events e
-      WHERE e.index_block_hash = ANY(${blocks}) AND e.event_type IN ('fungible_token_asset', 'non_fungible_token_asset')
-      ORDER BY e.block_height, e.tx_index, e.event_index`;
+    events = await changes.tokenEventsOfBlocks(sql, blocks);
   } else if (u.kind === 'microblocks') {
-    const [parent] = await sql<{ block_height: number }[]>`
-      SELECT block_height FROM blocks WHERE index_block_hash = ${u.parentIndexBlockHash}`;
+    const parent = await changes.blockHead(sql, u.parentIndexBlockHash);
     if (!parent) return [];
     height = parent.block_height + 1;
     const hashes = u.microblocks.map((m) => m.microblock_hash);
-    events = await sql<TokenEventRow[]>`
-      SELECT ${sql.unsafe(COLUMNS)} FROM events e
-      WHERE e.index_block_hash = '' AND e.event_type = 'fungible_token_asset'
-        AND (e.microblock_hash = ANY(${hashes}) OR e.tx_id = ANY(${result.unconfirmedOrphans}))`;
+    events = await changes.unconfirmedFtEvents(sql, hashes, result.unconfirmedOrphans);
   } else {
     return [];
   }
