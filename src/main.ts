@@ -12,6 +12,7 @@ import { createLogger } from './logger.js';
 import { startService } from './service.js';
 import { connectDatabase } from './store/connect.js';
 import { migrate } from './store/migrate.js';
+import { completeBnsBackfill } from './store/bns-write.js';
 import { ObserverPipeline } from './observer/pipeline.js';
 import { exportEvents, importEvents } from './replay.js';
 import { runKeysCommand } from './auth/cli.js';
@@ -73,6 +74,7 @@ async function main(argv: string[]): Promise<void> {
     case 'migrate': {
       const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
       const applied = await migrate(db.sql);
+      await completeBnsBackfill(db.sql);
       log.info({ applied }, applied.length ? 'migrations applied' : 'database is up to date');
       await db.close();
       return;

@@ -16,6 +16,7 @@ import { listen, type Listening } from './http/router.js';
 import { assertNativeUws } from './http/uws.js';
 import { startPush, type Push } from './push/index.js';
 import { createAccessControl, type Access, type AccessControl } from './auth/index.js';
+import { completeBnsBackfill } from './store/bns-write.js';
 import { installNodeProxy, type NodeProxy } from './proxy/index.js';
 
 export interface Service {
@@ -59,6 +60,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
   try {
     const applied = await migrate(db.sql);
     if (applied.length) log.info({ applied }, 'migrations applied');
+    // the subdomains of zonefiles a migration backfilled from event_log (sql/0050_bns.sql): parsed in TypeScript
+    const subdomainZonefiles = await completeBnsBackfill(db.sql);
+    if (subdomainZonefiles) log.info({ zonefiles: subdomainZonefiles }, 'BNS subdomains backfilled');
     let pipeline: ObserverPipeline | undefined;
     if (config.apiMode !== 'api') pipeline = new ObserverPipeline(db.sql, log);
     // The push publisher is attached (and has published what a previous run left unpublished) before the observer
