@@ -21,7 +21,7 @@ export type Method = 'GET' | 'POST';
 /** How the answer may be cached (src/api/cache.ts): by chain version (ETag), also kept hot in memory, or not at all. */
 export type CachePolicy = 'etag' | 'hot' | 'none';
 
-export type ErrorStatus = 400 | 404 | 405 | 409 | 500 | 503;
+export type ErrorStatus = 400 | 404 | 405 | 409 | 500 | 502 | 503 | 504;
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -59,6 +59,8 @@ export interface EndpointSpec<P extends AnyObject | undefined, Q extends AnyObje
   text?: { contentType: string; description: string };
   redirect?: { status: 301 | 302; description: string };
   errors?: ErrorStatus[];
+  /** the documented body of the error answers when it is not the common Error (BNS: `{error}` or Error) */
+  errorResponse?: z.ZodType;
   /** default: 'etag' for GET, 'none' for POST */
   cache?: CachePolicy;
   /** left out of the OpenAPI document (hidden redirects) */

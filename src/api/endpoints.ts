@@ -9,9 +9,10 @@ import { txEndpoints } from './routes/extended/txs.js';
 import { eventEndpoints } from './routes/extended/events.js';
 import { addressEndpoints } from './routes/extended/addresses.js';
 import { openApiEndpoints } from './routes/docs.js';
+import { bnsEndpoints } from './routes/bns/index.js';
 
 export function allEndpoints(): readonly Endpoint[] {
-  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...eventEndpoints, ...addressEndpoints, ...openApiEndpoints];
+  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...eventEndpoints, ...addressEndpoints, ...bnsEndpoints, ...openApiEndpoints];
 }
 
 export const TAGS = [
@@ -22,6 +23,7 @@ export const TAGS = [
   { name: 'Events', description: 'Transaction events' },
   { name: 'Smart Contracts', description: 'Deployed contracts and their events' },
   { name: 'Accounts', description: 'Balances and transfers of an address or contract' },
+  { name: 'Names', description: 'BNS v1 names, namespaces, zonefiles, subdomains and prices' },
 ] as const;
 
 /** Router paths deliberately not in the document: the HTML docs page, its static files and the dashboard. */

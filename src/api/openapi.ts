@@ -76,7 +76,9 @@ const ERROR_DESCRIPTIONS: Record<ErrorStatus | 401 | 429, string> = {
   409: 'Conflict',
   500: 'Internal error',
   429: 'Rate limit exceeded (send an API key for higher limits)',
+  502: 'The Stacks node failed to answer',
   503: 'The database is unreachable; retry later',
+  504: 'The Stacks node did not answer in time',
 };
 
 /** Answers any route may give: the access check runs before every handler. */
@@ -104,7 +106,7 @@ function responses(op: Endpoint): Json {
     };
   }
   if (etag) out['304'] = { description: 'Not modified (`If-None-Match` holds the current ETag)' };
-  const errorRef = componentId(ErrorResponse);
+  const errorRef = componentId(op.errorResponse ?? ErrorResponse);
   const statuses = [...new Set([...(op.errors ?? []), ...ACCESS_ERRORS])].sort((a, b) => a - b);
   for (const status of statuses) {
     const r: Json = { description: ERROR_DESCRIPTIONS[status], content: jsonContent(errorRef) };

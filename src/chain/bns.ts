@@ -156,3 +156,20 @@ export function bnsSubdomainRows(z: BnsZonefileRow): BnsSubdomainRow[] {
   }
   return out;
 }
+
+/** The BNS boot contract of a network. */
+export function bnsContract(network: 'mainnet' | 'testnet'): string {
+  return network === 'testnet' ? BNS_CONTRACTS[1] : BNS_CONTRACTS[0];
+}
+
+/** A Clarity buffer holding a string's UTF-8 bytes, serialized (0x-hex), as the read-only call arguments. */
+export function bufferCvHex(s: string): string {
+  const bytes = Buffer.from(s, 'utf8');
+  return '0x02' + bytes.length.toString(16).padStart(8, '0') + bytes.toString('hex');
+}
+
+/** The amount of a `(ok uint)` result (0x-hex), as a decimal string; null for any other value. */
+export function okUintAmount(hex: string | undefined): string | null {
+  const m = /^(?:0x)?0701([0-9a-fA-F]{32})$/.exec(hex ?? '');
+  return m ? BigInt('0x' + m[1]).toString(10) : null;
+}
