@@ -1,0 +1,407 @@
+/**
+ * BNS v1 (sql/0050_bns.sql, src/api/routes/bns/): names and namespaces derived from the BNS boot contract's prints
+ * through the derived hook — always equal to a derivation from scratch over the canonical chain, through forks —,
+ * zonefiles and subdomains from /attachments/new, the renewal synthesised from a print-less contract call, the
+ * migration's backfill equal to a fresh ingest, and the prices answered by a read-only call on the node pool ahead of
+ * the /v2 proxy.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Cl, serializeCV, makeUnsignedContractCall, type ClarityValue } from '@stacks/transactions';
+import { startTestService, type TestService } from './helpers/service.js';
+import { readFixture } from './helpers/fixtures.js';
+import { ChainGenerator, type GeneratedMessage } from '../load/generate.js';
+import { completeBnsBackfill } from '../src/store/bns-write.js';
+import { sqlDir } from '../src/store/migrate.js';
+import type { Sql } from '../src/store/connect.js';
+
+const BNS = 'ST000000000000000000002AMW42H.bns';
+const hex = (cv: ClarityValue) => '0x' + serializeCV(cv);
+
+async function get(svc: TestService, p: string): Promise<{ status: number; body: unknown; location: string | null }> {
+  const res = await fetch(svc.api + p, { redirect: 'manual' });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null, location: res.headers.get('location') };
+}
+
+async function post(svc: TestService, p: string, body: string): Promise<number> {
+  const res = await fetch(svc.observer + p, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+type Rows = Record<string, unknown>[];
+
+async function maintained(sql: Sql): Promise<{ names: Rows; namespaces: Rows }> {
+  const names = await sql`SELECT * FROM bns_names ORDER BY name, registered_at, tx_index, event_index NULLS FIRST, index_block_hash`;
+  const namespaces = await sql`SELECT * FROM bns_namespaces ORDER BY namespace_id, ready_block, index_block_hash`;
+  return { names: [...names], namespaces: [...namespaces] };
+}
+
+/** The same tables derived from scratch over the canonical blocks, in chain order (rolled back afterwards). */
+async function recomputed(sql: Sql): Promise<{ names: Rows; namespaces: Rows }> {
+  let out: { names: Rows; namespaces: Rows } | undefined;
+  await sql
+    .begin(async (tx) => {
+      const t = tx as unknown as Sql;
+      await t`DELETE FROM bns_names`;
+      await t`DELETE FROM bns_namespaces`;
+      const blocks = await t<{ index_block_hash: string }[]>`SELECT index_block_hash FROM blocks WHERE canonical ORDER BY block_height`;
+      for (const b of blocks) await t`SELECT bns_apply(${[b.index_block_hash]}::text[], 1)`;
+      out = await maintained(t);
+      throw new Error('rollback');
+    })
+    .catch((err: Error) => {
+      if (err.message !== 'rollback') throw err;
+    });
+  return out!;
+}
+
+describe('BNS from the recorded streams', () => {
+  for (const fixture of ['mainnet-out-of-order-microblock', 'mainnet-reorg-scenario2']) {
+    it(`${fixture}: the names equal a derivation from scratch after every message`, async () => {
+      const svc = await startTestService();
+      try {
+        for (const l of readFixture(fixture)) {
+          expect(await post(svc, l.path, l.body)).toBe(200);
+          if (l.path === '/new_block') expect(await maintained(svc.db.sql)).toEqual(await recomputed(svc.db.sql));
+        }
+        const { names } = await maintained(svc.db.sql);
+        expect(names).toHaveLength(1);
+      } finally {
+        await svc.stop();
+      }
+    });
+  }
+
+  it('mainnet-reorg-scenario2: genome360.btc stays one name through the fork; its owner holds it', async () => {
+    const svc = await startTestService();
+    try {
+      for (const l of readFixture('mainnet-reorg-scenario2')) await post(svc, l.path, l.body);
+      expect((await get(svc, '/v1/names')).body).toEqual(['genome360.btc']);
+      const info = await get(svc, '/v1/names/genome360.btc');
+      expect(info.body).toMatchObject({ address: 'SP20P421F7R0QMGKSSHN2MZ0ZF6V7KD4F6JJHB7R1', status: 'name-register', expire_block: 0 });
+      expect((await get(svc, '/v1/addresses/stacks/SP20P421F7R0QMGKSSHN2MZ0ZF6V7KD4F6JJHB7R1')).body).toEqual({ names: ['genome360.btc'] });
+      // only the canonical block's row is present
+      const rows = await svc.db.sql<{ index_block_hash: string }[]>`
+        SELECT n.index_block_hash FROM bns_names n JOIN blocks b USING (index_block_hash) WHERE b.canonical`;
+      expect(rows).toHaveLength(1);
+    } finally {
+      await svc.stop();
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// A generated chain (testnet, forks, microblocks) with BNS operations injected into its blocks
+
+const nameCV = (name: string, namespace: string) => Cl.tuple({ name: Cl.bufferFromUtf8(name), namespace: Cl.bufferFromUtf8(namespace) });
+
+function namePrint(op: string, name: string, namespace: string, hash: string, sender: string): string {
+  return hex(
+    Cl.tuple({
+      attachment: Cl.tuple({
+        hash: Cl.bufferFromHex(hash),
+        'attachment-index': Cl.uint(7),
+        metadata: Cl.tuple({
+          name: Cl.bufferFromUtf8(name),
+          namespace: Cl.bufferFromUtf8(namespace),
+          op: Cl.stringAscii(op),
+          'tx-sender': Cl.standardPrincipal(sender),
+        }),
+      }),
+    }),
+  );
+}
+
+function namespaceReadyPrint(namespace: string, lifetime: number, importer: string, height: number): string {
+  return hex(
+    Cl.tuple({
+      namespace: Cl.bufferFromUtf8(namespace),
+      status: Cl.stringAscii('ready'),
+      properties: Cl.tuple({
+        'launched-at': Cl.some(Cl.uint(height)),
+        lifetime: Cl.uint(lifetime),
+        'revealed-at': Cl.uint(height - 1),
+        'namespace-import': Cl.standardPrincipal(importer),
+        'price-function': Cl.tuple({
+          base: Cl.uint(4),
+          coeff: Cl.uint(250),
+          'no-vowel-discount': Cl.uint(20),
+          'nonalpha-discount': Cl.uint(20),
+          buckets: Cl.list([Cl.uint(6), Cl.uint(5), Cl.uint(4)]),
+        }),
+      }),
+    }),
+  );
+}
+
+interface Block {
+  msg: GeneratedMessage;
+  body: { block_height: number; index_block_hash: string; transactions: Record<string, unknown>[]; events: Record<string, unknown>[] };
+  /** a successful user tx: its id and sender */
+  tx: { txid: string; sender: string };
+}
+
+/** A successful token transfer mined in the block itself (not in a confirmed microblock). */
+function userTx(m: GeneratedMessage, body: Block['body']): { txid: string; sender: string } | undefined {
+  const anchored = new Set(body.transactions.filter((r) => r.microblock_hash === null).map((r) => r.txid));
+  const t = m.txs.find((x) => x.type === 'token_transfer' && x.status === 'success' && anchored.has(x.txId));
+  return t ? { txid: t.txId, sender: t.sender } : undefined;
+}
+
+function addEvents(b: Block, events: Record<string, unknown>[]): void {
+  for (const e of events) b.body.events.push({ txid: b.tx.txid, committed: true, event_index: b.body.events.length, ...e });
+  b.msg.body = JSON.stringify(b.body);
+}
+
+const printEvent = (raw: string) => ({ type: 'contract_event', contract_event: { contract_identifier: BNS, topic: 'print', value: null, raw_value: raw } });
+const nftEvent = (kind: 'mint' | 'transfer', name: string, ns: string, recipient: string, sender?: string) => ({
+  type: `nft_${kind}_event`,
+  [`nft_${kind}_event`]: { asset_identifier: `${BNS}::names`, recipient, ...(sender ? { sender } : {}), value: null, raw_value: hex(nameCV(name, ns)) },
+});
+
+/** Replaces the block's user tx by a print-less name-renewal call of the BNS contract (and drops that tx's events). */
+async function renewalCall(b: Block, name: string, ns: string): Promise<string> {
+  const tx = await makeUnsignedContractCall({
+    contractAddress: BNS.split('.')[0],
+    contractName: 'bns',
+    functionName: 'name-renewal',
+    functionArgs: [Cl.bufferFromUtf8(ns), Cl.bufferFromUtf8(name), Cl.uint(100), Cl.none(), Cl.none()],
+    fee: 1000,
+    nonce: 0,
+    publicKey: '03ef788b3830c00abe8f64f62dc32fc863bc0b2cafeb073b6c8e1c7657d9c2c3ab',
+    network: 'testnet',
+  });
+  const raw = '0x' + tx.serialize();
+  const txid = '0x' + tx.txid();
+  const receipt = b.body.transactions.find((r) => r.txid === b.tx.txid)!;
+  Object.assign(receipt, { txid, raw_tx: raw, status: 'success', raw_result: hex(Cl.ok(Cl.bool(true))) });
+  b.body.events = b.body.events.filter((e) => e.txid !== b.tx.txid).map((e, i) => ({ ...e, event_index: i }));
+  b.tx = { txid, sender: '' };
+  b.msg.body = JSON.stringify(b.body);
+  return txid;
+}
+
+function attachment(b: Block, op: string, name: string, ns: string, hash: string, zonefile: string): string {
+  return JSON.stringify([
+    {
+      attachment_index: '7',
+      index_block_hash: b.body.index_block_hash,
+      block_height: String(b.body.block_height),
+      content_hash: '0x' + hash,
+      contract_id: BNS,
+      metadata: hex(Cl.tuple({ op: Cl.stringAscii(op), name: Cl.bufferFromUtf8(name), namespace: Cl.bufferFromUtf8(ns) })),
+      tx_id: b.tx.txid,
+      content: '0x' + Buffer.from(zonefile, 'utf8').toString('hex'),
+    },
+  ]);
+}
+
+describe('BNS on a generated chain with forks', () => {
+  let svc: TestService;
+  const A = 'ST3Y74M5227FDVHREWPH773F5Y1W1ED8WXXVB0G1S';
+  const B = 'ST19H4R5A58CSW8MCADYZMGP85FN2RZ0Z9MXV452Z';
+  const C = 'STXW53BDJBCGEFXNWEPZ90BSBTQM8TYEXQG3NP3K';
+  const H_REG = 'aa'.repeat(20);
+  const H_UPD = 'bb'.repeat(20);
+  const subZonefile = '$ORIGIN sub1\n$TTL 3600\n_http._tcp URI 10 1 "https://gaia.example/hub/sub1/profile.json"\n';
+  const zonefile =
+    '$ORIGIN alice.pulse\n$TTL 3600\n_resolver IN URI 10 1 "https://resolver.example"\n' +
+    `sub1 TXT "owner=${B}" "seqn=0" "parts=1" "zf0=${Buffer.from(subZonefile).toString('base64')}"\n`;
+  let renewalTxId = '';
+  let heights: Record<string, number> = {};
+  let messages: { path: string; body: string; block?: Block }[] = [];
+
+  beforeAll(async () => {
+    const gen = new ChainGenerator({ blocks: 40, txsPerBlock: 4, seed: 'bns', forks: true, forkEvery: 9, forkDepth: 2, microblockEvery: 4 });
+    const all: GeneratedMessage[] = [];
+    for await (const m of gen.messages()) all.push(m);
+    const blocks: Block[] = [];
+    for (const m of all) {
+      if (m.path !== '/new_block') continue;
+      const body = JSON.parse(m.body) as Block['body'];
+      const tx = userTx(m, body);
+      if (tx) blocks.push({ msg: m, body, tx });
+    }
+    const canonical = blocks.filter((b) => b.msg.block!.finallyCanonical && b.body.block_height >= 3);
+    const orphan = blocks.find((b) => !b.msg.block!.finallyCanonical && b.body.block_height > canonical[6].body.block_height)!;
+    expect(orphan).toBeDefined();
+    const [bNs, bReg, bUpd, bXfer, bBob, bRenew, bRevoke] = canonical;
+    const h = (b: Block) => b.body.block_height;
+    heights = { ns: h(bNs), reg: h(bReg), upd: h(bUpd), xfer: h(bXfer), bob: h(bBob), renew: h(bRenew), revoke: h(bRevoke) };
+    addEvents(bNs, [printEvent(namespaceReadyPrint('pulse', 1000, A, h(bNs)))]);
+    addEvents(bReg, [nftEvent('mint', 'alice', 'pulse', A), printEvent(namePrint('name-register', 'alice', 'pulse', H_REG, A))]);
+    addEvents(bUpd, [printEvent(namePrint('name-update', 'alice', 'pulse', H_UPD, A))]);
+    addEvents(bXfer, [nftEvent('transfer', 'alice', 'pulse', C, A), printEvent(namePrint('name-transfer', 'alice', 'pulse', '', A))]);
+    addEvents(bBob, [
+      nftEvent('mint', 'bob', 'pulse', A),
+      printEvent(namePrint('name-register', 'bob', 'pulse', H_REG, A)),
+      nftEvent('mint', 'carol', 'pulse', A),
+      printEvent(namePrint('name-register', 'carol', 'pulse', H_REG, A)),
+    ]);
+    renewalTxId = await renewalCall(bRenew, 'bob', 'pulse');
+    addEvents(bRevoke, [printEvent(namePrint('name-revoke', 'carol', 'pulse', '', A))]);
+    // a block that loses its fork: its name must not survive
+    addEvents(orphan, [nftEvent('mint', 'ghost', 'pulse', B), printEvent(namePrint('name-register', 'ghost', 'pulse', H_REG, B))]);
+    for (const m of all) {
+      const b = blocks.find((x) => x.msg === m);
+      messages.push({ path: m.path, body: m.body, block: b });
+      // the zonefile of the update arrives after its block, as the node's Atlas sends it
+      if (b === bUpd) messages.push({ path: '/attachments/new', body: attachment(bUpd, 'name-update', 'alice', 'pulse', H_UPD, zonefile) });
+    }
+    svc = await startTestService();
+  }, 120_000);
+  afterAll(async () => {
+    await svc?.stop();
+  });
+
+  it('the maintained names and namespaces equal a derivation from scratch after every block', async () => {
+    let ghostSeen = false;
+    for (const m of messages) {
+      expect(await post(svc, m.path, m.body)).toBe(200);
+      if (m.path !== '/new_block') continue;
+      const now = await maintained(svc.db.sql);
+      expect(now).toEqual(await recomputed(svc.db.sql));
+      ghostSeen ||= now.names.some((n) => n.name === 'ghost.pulse');
+    }
+    // the orphaned block's name was there while its branch led, and went with it
+    expect(ghostSeen).toBe(true);
+    expect((await get(svc, '/v1/names')).body).toEqual(['alice.pulse', 'bob.pulse']);
+  }, 120_000);
+
+  it('namespaces: ready on chain, with their names', async () => {
+    expect((await get(svc, '/v1/namespaces')).body).toEqual({ namespaces: ['pulse'] });
+    expect((await get(svc, '/v1/namespaces/pulse/names')).body).toEqual(['alice.pulse', 'bob.pulse']);
+    expect((await get(svc, '/v1/namespaces/pulse/names?page=1')).body).toEqual({ error: 'Invalid page' });
+    expect((await get(svc, '/v1/namespaces/btc/names')).status).toBe(400);
+  });
+
+  it('a transfer: the NFT recipient owns the name, expiry and zonefile are kept', async () => {
+    const r = await get(svc, '/v1/names/alice.pulse');
+    expect(r.body).toEqual({
+      address: C,
+      blockchain: 'stacks',
+      expire_block: heights.upd + 1000,
+      last_txid: expect.stringMatching(/^0x/),
+      status: 'name-transfer',
+      zonefile,
+      zonefile_hash: H_UPD,
+    });
+    expect((await get(svc, '/v1/names/alice.pulse/zonefile')).body).toEqual({ zonefile });
+    expect((await get(svc, `/v1/names/alice.pulse/zonefile/0x${H_UPD}`)).body).toEqual({ zonefile });
+    // the register's zonefile never arrived: its hash is known, its content empty
+    expect((await get(svc, `/v1/names/alice.pulse/zonefile/${H_REG}`)).body).toEqual({ zonefile: '' });
+    expect((await get(svc, '/v1/addresses/stacks/' + C)).body).toEqual({ names: ['alice.pulse'] });
+  });
+
+  it('subdomains from the name-update zonefile', async () => {
+    expect((await get(svc, '/v1/names/alice.pulse/subdomains')).body).toEqual(['sub1.alice.pulse']);
+    expect((await get(svc, '/v1/names/sub1.alice.pulse')).body).toMatchObject({
+      address: B,
+      blockchain: 'stacks',
+      resolver: 'https://resolver.example',
+      status: 'registered_subdomain',
+      zonefile: subZonefile,
+    });
+    expect((await get(svc, '/v1/names/sub1.alice.pulse/zonefile')).body).toEqual({ zonefile: subZonefile });
+    // an unknown subdomain of a name with a resolver: redirected there
+    const redirected = await get(svc, '/v1/names/nosuch.alice.pulse?unanchored=true');
+    expect(redirected.status).toBe(302);
+    expect(redirected.location).toBe('https://resolver.example/v1/names/nosuch.alice.pulse?unanchored=true');
+    // the orphaned block's name is gone, its owner holds only the subdomain
+    expect((await get(svc, '/v1/addresses/stacks/' + B)).body).toEqual({ names: ['sub1.alice.pulse'] });
+    expect((await get(svc, '/v1/names/ghost.pulse')).status).toBe(404);
+  });
+
+  it('a renewal without zonefile hash is taken from the contract call; a revoked name is gone', async () => {
+    const r = await get(svc, '/v1/names/bob.pulse');
+    expect(r.body).toMatchObject({ status: 'name-renewal', last_txid: renewalTxId, zonefile_hash: H_REG, expire_block: heights.renew + 1000 });
+    expect((await get(svc, '/v1/names/carol.pulse')).body).toEqual({ error: 'cannot find name carol.pulse' });
+    expect((await get(svc, '/v1/addresses/stacks/' + A)).body).toEqual({ names: ['bob.pulse'] });
+  });
+
+  it("the migration's backfill (stored rows and event_log) equals the fresh ingest", async () => {
+    const sql = svc.db.sql;
+    const snapshot = async () => ({
+      ...(await maintained(sql)),
+      zonefiles: [...(await sql`SELECT * FROM bns_zonefiles ORDER BY name, zonefile_hash, tx_id`)],
+      subdomains: [...(await sql`SELECT * FROM bns_subdomains ORDER BY fully_qualified_subdomain, tx_id`)],
+    });
+    const before = await snapshot();
+    expect(before.subdomains).toHaveLength(1);
+    await sql`DELETE FROM bns_names`;
+    await sql`DELETE FROM bns_namespaces`;
+    await sql`DELETE FROM bns_zonefiles`;
+    await sql`DELETE FROM bns_subdomains`;
+    await sql.unsafe(readFileSync(path.join(sqlDir(), '0050_bns.sql'), 'utf8'));
+    expect(await completeBnsBackfill(sql)).toBe(1);
+    expect(await snapshot()).toEqual(before);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+
+describe('BNS prices: a read-only call on the node pool, ahead of the /v2 proxy', () => {
+  let node: http.Server;
+  let nodeUrl = '';
+  const calls: { url: string; body: { sender: string; arguments: string[] } }[] = [];
+
+  beforeAll(async () => {
+    node = http.createServer((req, res) => {
+      let data = '';
+      req.on('data', (c) => (data += c));
+      req.on('end', () => {
+        if (req.method === 'POST' && req.url?.startsWith('/v2/contracts/call-read/')) {
+          const body = JSON.parse(data) as { sender: string; arguments: string[] };
+          calls.push({ url: req.url, body });
+          const okay = !body.arguments.includes(hex(Cl.bufferFromUtf8('nope')));
+          res.setHeader('content-type', 'application/json');
+          res.end(JSON.stringify(okay ? { okay: true, result: hex(Cl.ok(Cl.uint(640000000))) } : { okay: true, result: hex(Cl.error(Cl.int(2001))) }));
+          return;
+        }
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ proxied: req.url }));
+      });
+    });
+    await new Promise<void>((r) => node.listen(0, '127.0.0.1', r));
+    nodeUrl = `http://127.0.0.1:${(node.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => node.close(() => r())));
+
+  it('answers from the BNS contract of the configured network', async () => {
+    const svc = await startTestService({ STACKS_NODE_RPC_URLS: nodeUrl, STACKS_CHAIN_ID: 'testnet' });
+    try {
+      expect((await get(svc, '/v2/prices/names/muneeb.btc')).body).toEqual({ units: 'STX', amount: '640000000' });
+      expect(calls.at(-1)!.url).toBe('/v2/contracts/call-read/ST000000000000000000002AMW42H/bns/get-name-price');
+      expect(calls.at(-1)!.body.arguments).toEqual([hex(Cl.bufferFromUtf8('btc')), hex(Cl.bufferFromUtf8('muneeb'))]);
+      expect((await get(svc, '/v2/prices/namespaces/btc')).body).toEqual({ units: 'STX', amount: '640000000' });
+      expect(calls.at(-1)!.url).toBe('/v2/contracts/call-read/ST000000000000000000002AMW42H/bns/get-namespace-price');
+      expect(await get(svc, '/v2/prices/namespaces/nope')).toMatchObject({ status: 400, body: { error: 'Invalid namespace' } });
+      const n = calls.length;
+      expect(await get(svc, '/v2/prices/names/notaname')).toMatchObject({ status: 400, body: { error: 'Invalid name' } });
+      expect(await get(svc, '/v2/prices/names/a.b.c')).toMatchObject({ status: 400, body: { error: 'Invalid name' } });
+      expect(calls.length).toBe(n); // validated before the node call
+      // the rest of /v2 is still the proxy's
+      expect((await get(svc, '/v2/info')).body).toEqual({ proxied: '/v2/info' });
+    } finally {
+      await svc.stop();
+    }
+  });
+
+  it('without a reachable node: 503 with Retry-After, like a proxied call', async () => {
+    const svc = await startTestService({ STACKS_NODE_RPC_URLS: 'http://127.0.0.1:1' });
+    try {
+      const res = await fetch(svc.api + '/v2/prices/names/muneeb.btc');
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect(await res.json()).toMatchObject({ statusCode: 503 });
+      expect((await fetch(svc.api + '/v2/prices/names/notaname')).status).toBe(400);
+    } finally {
+      await svc.stop();
+    }
+  });
+});
