@@ -332,6 +332,10 @@ async function fullSet(base: string, dbUrl: string | undefined, txIds: string[],
     { name: '/extended/v1/address/{busiest}/stx', path: `/extended/v1/address/${address}/stx`, cached: false },
     { name: '/extended/v1/address/{busiest}/mempool', path: `/extended/v1/address/${address}/mempool`, cached: false },
   ];
+  // BNS: the first name there is (a chain without names measures the not-found path)
+  const names = (await getJson(`${base}/v1/names`)) as unknown as string[];
+  const name = Array.isArray(names) && names.length ? names[0] : 'nonexistent.btc';
+  list.push({ name: '/v1/names/{name}', path: `/v1/names/${name}`, cached: false });
   if (dbUrl) {
     const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });
     try {

@@ -58,7 +58,7 @@ export const bnsNameEndpoints = [
     query: z.object({ unanchored: Unanchored }),
     response: BnsZonefile,
     responseDescription: 'Zonefile',
-    errors: [404, 503],
+    errors: [400, 404, 503],
     errorResponse: BnsError,
     handler: async ({ params }, ctx) => {
       const [parent] = await currentNames(ctx.sql, [nameOfSubdomain(params.name)]);
@@ -80,7 +80,7 @@ export const bnsNameEndpoints = [
     query: z.object({ unanchored: Unanchored }),
     response: BnsSubdomainList,
     responseDescription: 'Subdomains',
-    errors: [503],
+    errors: [400, 503],
     errorResponse: BnsError,
     handler: async ({ params }, ctx) => {
       const [parent] = await currentNames(ctx.sql, [params.name]);
@@ -98,7 +98,7 @@ export const bnsNameEndpoints = [
     query: z.object({ unanchored: Unanchored }),
     response: BnsZonefile,
     responseDescription: 'Zonefile',
-    errors: [404, 503],
+    errors: [400, 404, 503],
     errorResponse: BnsError,
     handler: async ({ params }, ctx) => {
       const [parent] = await currentNames(ctx.sql, [nameOfSubdomain(params.name)]);
@@ -121,7 +121,7 @@ export const bnsNameEndpoints = [
     response: BnsNameInfo,
     responseDescription: 'Name details',
     redirect: { status: 302, description: "An unknown subdomain: its name's subdomain resolver" },
-    errors: [404, 503],
+    errors: [400, 404, 503],
     errorResponse: BnsError,
     handler: async ({ params, req }, ctx) => {
       const name = params.name;

@@ -17,7 +17,7 @@ export const bnsNamespaceEndpoints = [
     query: z.object({ unanchored: Unanchored }),
     response: BnsNamespaceList,
     responseDescription: 'Namespaces',
-    errors: [503],
+    errors: [400, 503],
     errorResponse: BnsError,
     handler: async (_input, ctx) => ({ namespaces: await namespaceIds(ctx.sql) }),
   }),
