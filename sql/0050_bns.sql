@@ -381,13 +381,15 @@ DECLARE
   b record;
 BEGIN
   FOR b IN
-    SELECT DISTINCT bl.index_block_hash, bl.block_height
+    SELECT bl.index_block_hash, bl.block_height
     FROM blocks bl
-    WHERE bl.canonical AND (
-      EXISTS (SELECT 1 FROM events e WHERE e.index_block_hash = bl.index_block_hash AND e.event_type = 'smart_contract_log'
-        AND e.topic = 'print' AND e.contract_id IN ('SP000000000000000000002Q6VF78.bns', 'ST000000000000000000002AMW42H.bns'))
-      OR EXISTS (SELECT 1 FROM txs t WHERE t.index_block_hash = bl.index_block_hash
-        AND t.contract_call_contract_id IN ('SP000000000000000000002Q6VF78.bns', 'ST000000000000000000002AMW42H.bns')))
+    WHERE bl.canonical AND bl.index_block_hash IN (
+      SELECT e.index_block_hash FROM events e
+      WHERE e.contract_id IN ('SP000000000000000000002Q6VF78.bns', 'ST000000000000000000002AMW42H.bns')
+        AND e.event_type = 'smart_contract_log' AND e.topic = 'print'
+      UNION
+      SELECT t.index_block_hash FROM txs t
+      WHERE t.contract_call_contract_id IN ('SP000000000000000000002Q6VF78.bns', 'ST000000000000000000002AMW42H.bns'))
     ORDER BY bl.block_height
   LOOP
     PERFORM bns_apply(ARRAY[b.index_block_hash], 1);
