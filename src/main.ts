@@ -5,6 +5,7 @@
  *   migrate                  apply sql/ migrations and exit
  *   import-events --file F   replay a node event TSV through the ingest pipeline
  *   export-events --file F   write the raw event log as TSV
+ *   import-bns --dir D       BNS genesis (Stacks 1.0) names, namespaces and subdomains (src/store/bns-import.ts)
  *   keys create --name N [--rpm N] | keys list | keys revoke NAME   API keys (src/auth/cli.ts)
  */
 import { loadConfig, ConfigError, type Config } from './config.js';
@@ -13,6 +14,7 @@ import { startService } from './service.js';
 import { connectDatabase } from './store/connect.js';
 import { migrate } from './store/migrate.js';
 import { completeBnsBackfill } from './store/bns-write.js';
+import { importBns } from './store/bns-import.js';
 import { ObserverPipeline } from './observer/pipeline.js';
 import { exportEvents, importEvents } from './replay.js';
 import { runKeysCommand } from './auth/cli.js';
@@ -26,7 +28,7 @@ function argValue(args: string[], name: string): string | undefined {
 
 function usage(): never {
   process.stderr.write(
-    'usage: stacks-pulse [serve|migrate|import-events --file F|export-events --file F|keys create --name N [--rpm N]|keys list|keys revoke NAME]\n',
+    'usage: stacks-pulse [serve|migrate|import-events --file F|export-events --file F|import-bns --dir D|keys create --name N [--rpm N]|keys list|keys revoke NAME]\n',
   );
   process.exit(2);
 }
@@ -77,6 +79,18 @@ async function main(argv: string[]): Promise<void> {
       await completeBnsBackfill(db.sql);
       log.info({ applied }, applied.length ? 'migrations applied' : 'database is up to date');
       await db.close();
+      return;
+    }
+    case 'import-bns': {
+      const dir = argValue(args, '--dir') ?? usage();
+      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+      try {
+        await migrate(db.sql);
+        const r = await importBns(db.sql, dir);
+        log.info(r, 'BNS import done');
+      } finally {
+        await db.close();
+      }
       return;
     }
     case 'import-events': {

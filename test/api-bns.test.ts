@@ -7,7 +7,9 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cl, serializeCV, makeUnsignedContractCall, type ClarityValue } from '@stacks/transactions';
@@ -15,6 +17,8 @@ import { startTestService, type TestService } from './helpers/service.js';
 import { readFixture } from './helpers/fixtures.js';
 import { ChainGenerator, type GeneratedMessage } from '../load/generate.js';
 import { completeBnsBackfill } from '../src/store/bns-write.js';
+import { importBns } from '../src/store/bns-import.js';
+import { codec } from '../src/chain/native.js';
 import { sqlDir } from '../src/store/migrate.js';
 import type { Sql } from '../src/store/connect.js';
 
@@ -400,6 +404,107 @@ describe('BNS prices: a read-only call on the node pool, ahead of the /v2 proxy'
       expect(res.headers.get('retry-after')).toBe('5');
       expect(await res.json()).toMatchObject({ statusCode: 503 });
       expect((await fetch(svc.api + '/v2/prices/names/notaname')).status).toBe(400);
+    } finally {
+      await svc.stop();
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+
+describe('BNS genesis import (import-bns)', () => {
+  const OWNER = 'SP3D5EHK8SMJ3MMJWYCAKWJ2H4F1JQX85E33ZJDB9';
+  const BTC_OWNER = '1J3PUxY5uDShUnHRrMyU6yKtoHEUPhKULs';
+  /** a zonefile as the import files hold it: one line, newlines escaped as `\n` */
+  const zf = (origin: string) => `$ORIGIN ${origin}\\n$TTL 3600\\n_http._tcp\tIN\tURI\t10\t1\t"https://gaia.example/${origin}/profile.json"\\n`;
+  const unescaped = (origin: string) => zf(origin).replace(/\\n/g, '\n');
+  const H1 = '11'.repeat(20);
+  const H2 = '22'.repeat(20);
+  const HS = '33'.repeat(20);
+  let dir = '';
+  const write = (name: string, text: string) => {
+    writeFileSync(path.join(dir, name), text);
+    writeFileSync(path.join(dir, `${name}.sha256`), createHash('sha256').update(text).digest('hex') + '\n');
+  };
+
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'bns-import-'));
+    write(
+      'chainstate.txt',
+      [
+        '-----BEGIN NAMESPACES-----',
+        'namespace_id,address,buckets,base,coeff,nonalpha_discount,no_vowel_discount,lifetime',
+        `id,${OWNER},6;5;4;3;2;1;0;0;0;0;0;0;0;0;0;0,4,250,4,4,52595`,
+        '-----END NAMESPACES-----',
+        '-----BEGIN NAMES-----',
+        'name,address,zonefile_hash',
+        `muneeb.id,${OWNER},${H1}`,
+        `ghost.id,${OWNER},${H2}`,
+        '-----END NAMES-----',
+        '-----BEGIN STX BALANCES-----',
+        'address,balance',
+        `${OWNER},100`,
+        '-----END STX BALANCES-----',
+        '',
+      ].join('\n'),
+    );
+    write('name_zonefiles.txt', `${H1}\n${zf('muneeb.id')}\n`);
+    write(
+      'subdomains.csv',
+      'zonefile_hash,parent_zonefile_hash,fully_qualified_subdomain,owner,block_height,parent_zonefile_index,zonefile_offset,resolver\n' +
+        `${HS},${H1},sub.muneeb.id,${BTC_OWNER},665577,12,3,https://registrar.example\n`,
+    );
+    write('subdomain_zonefiles.txt', `${HS}\n${zf('sub.muneeb.id')}\n`);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('imports namespaces, names with their zonefiles and subdomains into the genesis block, once', async () => {
+    const svc = await startTestService();
+    try {
+      await expect(importBns(svc.db.sql, dir)).rejects.toThrow(/genesis block/);
+      for (const l of readFixture('mainnet-out-of-order-microblock')) await post(svc, l.path, l.body);
+      expect(await importBns(svc.db.sql, dir)).toEqual({ namespaces: 1, names: 2, subdomains: 1, skipped: [] });
+      const [genesis] = await svc.db.sql<{ tx_id: string }[]>`
+        SELECT t.tx_id FROM txs t JOIN blocks b USING (index_block_hash) WHERE b.canonical AND b.block_height = 1 ORDER BY t.tx_index LIMIT 1`;
+      expect((await get(svc, '/v1/namespaces')).body).toEqual({ namespaces: ['id'] });
+      expect((await get(svc, '/v1/namespaces/id/names')).body).toEqual(['ghost.id', 'muneeb.id']);
+      expect((await get(svc, '/v1/names')).body).toEqual(['dang.btc', 'ghost.id', 'muneeb.id']);
+      expect((await get(svc, '/v1/names/muneeb.id')).body).toEqual({
+        address: OWNER,
+        blockchain: 'stacks',
+        expire_block: 52596,
+        last_txid: genesis.tx_id,
+        status: 'name-register',
+        zonefile: unescaped('muneeb.id'),
+        zonefile_hash: H1,
+      });
+      expect((await get(svc, '/v1/names/ghost.id/zonefile')).body).toEqual({ zonefile: '' });
+      const stx = codec.bitcoinToStacksAddress(BTC_OWNER);
+      expect((await get(svc, '/v1/names/sub.muneeb.id')).body).toEqual({
+        address: stx,
+        blockchain: 'stacks',
+        last_txid: genesis.tx_id,
+        resolver: 'https://registrar.example',
+        status: 'registered_subdomain',
+        zonefile: unescaped('sub.muneeb.id'),
+        zonefile_hash: HS,
+      });
+      expect((await get(svc, '/v1/names/muneeb.id/subdomains')).body).toEqual(['sub.muneeb.id']);
+      expect((await get(svc, '/v1/addresses/stacks/' + stx)).body).toEqual({ names: ['sub.muneeb.id'] });
+      expect((await get(svc, '/v1/addresses/stacks/' + OWNER)).body).toEqual({ names: ['ghost.id', 'muneeb.id'] });
+      expect(await importBns(svc.db.sql, dir)).toEqual({ namespaces: 0, names: 0, subdomains: 0, skipped: ['names', 'subdomains'] });
+    } finally {
+      await svc.stop();
+    }
+  });
+
+  it('refuses a file that does not match its .sha256', async () => {
+    const svc = await startTestService();
+    try {
+      for (const l of readFixture('mainnet-out-of-order-microblock')) await post(svc, l.path, l.body);
+      writeFileSync(path.join(dir, 'name_zonefiles.txt'), 'tampered\n');
+      await expect(importBns(svc.db.sql, dir)).rejects.toThrow(/sha256/);
+      expect((await get(svc, '/v1/namespaces')).body).toEqual({ namespaces: [] });
     } finally {
       await svc.stop();
     }
