@@ -19,6 +19,7 @@ import { ChainGenerator, type GeneratedMessage } from '../load/generate.js';
 import { completeBnsBackfill } from '../src/store/bns-write.js';
 import { importBns } from '../src/store/bns-import.js';
 import { codec } from '../src/chain/native.js';
+import { recordingSocket, rpcClient } from './helpers/push-clients.js';
 import { sqlDir } from '../src/store/migrate.js';
 import type { Sql } from '../src/store/connect.js';
 
@@ -263,7 +264,14 @@ describe('BNS on a generated chain with forks', () => {
     await svc?.stop();
   });
 
+  let pushed: { socket: Awaited<ReturnType<typeof recordingSocket>>; rpc: Awaited<ReturnType<typeof rpcClient>> } | undefined;
+
   it('the maintained names and namespaces equal a derivation from scratch after every block', async () => {
+    const socket = await recordingSocket(svc.api, { rooms: ['bns-name:alice.pulse', 'bns-name:ghost.pulse'] });
+    const rpc = await rpcClient(svc.api.replace('http', 'ws') + '/extended/v1/ws');
+    expect((await rpc.call('subscribe', { event: 'bns_name_update', name: 'alice.pulse' })).error).toBeUndefined();
+    expect((await rpc.call('subscribe', { event: 'bns_name_update', name: 'not a name' })).error).toBeDefined();
+    pushed = { socket, rpc };
     let ghostSeen = false;
     for (const m of messages) {
       expect(await post(svc, m.path, m.body)).toBe(200);
@@ -276,6 +284,24 @@ describe('BNS on a generated chain with forks', () => {
     expect(ghostSeen).toBe(true);
     expect((await get(svc, '/v1/names')).body).toEqual(['alice.pulse', 'bob.pulse']);
   }, 120_000);
+
+  it('bns-name push rooms: every change of a name, and its disappearance with a losing fork', async () => {
+    const { socket, rpc } = pushed!;
+    await socket.sync();
+    await rpc.sync();
+    const alice = socket.got.filter((m) => m.event === 'bns-name:alice.pulse').map((m) => m.args[1] as Record<string, unknown>);
+    expect(alice.map((a) => [a.status, a.address, a.zonefile_hash])).toEqual([
+      ['name-register', A, H_REG],
+      ['name-update', A, H_UPD],
+      ['name-transfer', C, H_UPD],
+    ]);
+    const ghost = socket.got.filter((m) => m.event === 'bns-name:ghost.pulse').map((m) => m.args[1]);
+    expect(ghost).toEqual([expect.objectContaining({ status: 'name-register', address: B }), null]);
+    const viaRpc = rpc.notifications().filter((n) => n.method === 'bns_name_update');
+    expect(viaRpc.map((n) => (n.params as { info: { status: string } }).info.status)).toEqual(['name-register', 'name-update', 'name-transfer']);
+    socket.socket.close();
+    rpc.ws.close();
+  });
 
   it('namespaces: ready on chain, with their names', async () => {
     expect((await get(svc, '/v1/namespaces')).body).toEqual({ namespaces: ['pulse'] });

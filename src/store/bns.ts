@@ -203,3 +203,30 @@ export async function namesOwnedBy(sql: Sql, address: string): Promise<{ subdoma
         ) c WHERE c.recipient IS DISTINCT FROM ${address})`;
   return { subdomains, names: held.map((r) => r.name) };
 }
+
+/**
+ * The names a BNS operation of these blocks touches (their print events and print-less renewal calls), whether the
+ * blocks are canonical or not: what the `bns-name:<fqn>` push rooms recheck when blocks become or stop being canonical.
+ */
+export async function bnsNamesTouched(sql: Sql, blocks: string[]): Promise<string[]> {
+  if (!blocks.length) return [];
+  const rows = await sql<{ name: string }[]>`
+    SELECT DISTINCT name FROM (
+      SELECT bns_utf8(v->'attachment'->'metadata'->>'name') || '.' || bns_utf8(v->'attachment'->'metadata'->>'namespace') AS name
+      FROM (
+        SELECT bns_cv(value_hex) AS v FROM events
+        WHERE index_block_hash = ANY(${blocks}) AND event_type = 'smart_contract_log' AND topic = 'print'
+          AND contract_id IN ('SP000000000000000000002Q6VF78.bns', 'ST000000000000000000002AMW42H.bns')
+      ) p
+      UNION ALL
+      SELECT bns_utf8(bns_cv(api->'contract_call'->'function_args'->1->>'hex') #>> '{}') || '.'
+        || bns_utf8(bns_cv(api->'contract_call'->'function_args'->0->>'hex') #>> '{}')
+      FROM txs
+      WHERE index_block_hash = ANY(${blocks}) AND status = 'success'
+        AND contract_call_contract_id IN ('SP000000000000000000002Q6VF78.bns', 'ST000000000000000000002AMW42H.bns')
+        AND api->'contract_call'->>'function_name' = 'name-renewal'
+    ) x
+    WHERE name IS NOT NULL
+    ORDER BY name`;
+  return rows.map((r) => r.name);
+}
