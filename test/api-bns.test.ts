@@ -40,22 +40,27 @@ async function post(svc: TestService, p: string, body: string): Promise<number> 
 
 type Rows = Record<string, unknown>[];
 
-async function maintained(sql: Sql): Promise<{ names: Rows; namespaces: Rows }> {
+async function maintained(sql: Sql): Promise<{ names: Rows; namespaces: Rows; v2: Rows }> {
   const names = await sql`SELECT * FROM bns_names ORDER BY name, registered_at, tx_index, event_index NULLS FIRST, index_block_hash`;
   const namespaces = await sql`SELECT * FROM bns_namespaces ORDER BY namespace_id, ready_block, index_block_hash`;
-  return { names: [...names], namespaces: [...namespaces] };
+  const v2 = await sql`SELECT * FROM bns_v2_names ORDER BY name, block_height, tx_index, event_index, index_block_hash`;
+  return { names: [...names], namespaces: [...namespaces], v2: [...v2] };
 }
 
 /** The same tables derived from scratch over the canonical blocks, in chain order (rolled back afterwards). */
-async function recomputed(sql: Sql): Promise<{ names: Rows; namespaces: Rows }> {
-  let out: { names: Rows; namespaces: Rows } | undefined;
+async function recomputed(sql: Sql): Promise<{ names: Rows; namespaces: Rows; v2: Rows }> {
+  let out: { names: Rows; namespaces: Rows; v2: Rows } | undefined;
   await sql
     .begin(async (tx) => {
       const t = tx as unknown as Sql;
       await t`DELETE FROM bns_names`;
       await t`DELETE FROM bns_namespaces`;
+      await t`DELETE FROM bns_v2_names`;
       const blocks = await t<{ index_block_hash: string }[]>`SELECT index_block_hash FROM blocks WHERE canonical ORDER BY block_height`;
-      for (const b of blocks) await t`SELECT bns_apply(${[b.index_block_hash]}::text[], 1)`;
+      for (const b of blocks) {
+        await t`SELECT bns_apply(${[b.index_block_hash]}::text[], 1)`;
+        await t`SELECT bns_v2_apply(${[b.index_block_hash]}::text[], 1)`;
+      }
       out = await maintained(t);
       throw new Error('rollback');
     })
@@ -142,6 +147,43 @@ function namespaceReadyPrint(namespace: string, lifetime: number, importer: stri
       }),
     }),
   );
+}
+
+const BNS_V2 = 'SP2QEZ06AGJ3RKJPBV14SY1V5BBFNAW33D96YPGZF.BNS-V2';
+
+function v2Print(topic: string, name: string, ns: string, id: number, owner: string, height: number) {
+  const props = Cl.some(
+    Cl.tuple({
+      'registered-at': Cl.some(Cl.uint(height)),
+      'imported-at': Cl.none(),
+      'hashed-salted-fqn-preorder': Cl.none(),
+      'preordered-by': Cl.none(),
+      'renewal-height': Cl.uint(height + 100),
+      'stx-burn': Cl.uint(10),
+      owner: owner ? Cl.standardPrincipal(owner) : Cl.standardPrincipal('SP2QEZ06AGJ3RKJPBV14SY1V5BBFNAW33D96YPGZF'),
+    }),
+  );
+  const value = Cl.tuple({
+    topic: Cl.stringAscii(topic),
+    owner: owner ? Cl.standardPrincipal(owner) : Cl.stringAscii(''),
+    name: Cl.tuple({ name: Cl.bufferFromUtf8(name), namespace: Cl.bufferFromUtf8(ns) }),
+    id: Cl.uint(id),
+    ...(topic === 'burn-name' ? {} : { properties: props }),
+  });
+  return { type: 'contract_event', contract_event: { contract_identifier: BNS_V2, topic: 'print', value: null, raw_value: hex(value) } };
+}
+
+function v2Nft(kind: 'mint' | 'transfer' | 'burn', id: number, recipient?: string, sender?: string) {
+  return {
+    type: `nft_${kind}_event`,
+    [`nft_${kind}_event`]: {
+      asset_identifier: `${BNS_V2}::BNS-V2`,
+      ...(recipient ? { recipient } : {}),
+      ...(sender ? { sender } : {}),
+      value: null,
+      raw_value: hex(Cl.uint(id)),
+    },
+  };
 }
 
 interface Block {
@@ -235,7 +277,8 @@ describe('BNS on a generated chain with forks', () => {
     const canonical = blocks.filter((b) => b.msg.block!.finallyCanonical && b.body.block_height >= 3);
     const orphan = blocks.find((b) => !b.msg.block!.finallyCanonical && b.body.block_height > canonical[6].body.block_height)!;
     expect(orphan).toBeDefined();
-    const [bNs, bReg, bUpd, bXfer, bBob, bRenew, bRevoke] = canonical;
+    const [bNs, bReg, bUpd, bXfer, bBob, bRenew, bRevoke, bDave, bSale, bErin, bBurn] = canonical;
+    expect(bBurn).toBeDefined();
     const h = (b: Block) => b.body.block_height;
     heights = { ns: h(bNs), reg: h(bReg), upd: h(bUpd), xfer: h(bXfer), bob: h(bBob), renew: h(bRenew), revoke: h(bRevoke) };
     addEvents(bNs, [printEvent(namespaceReadyPrint('pulse', 1000, A, h(bNs)))]);
@@ -250,6 +293,13 @@ describe('BNS on a generated chain with forks', () => {
     ]);
     renewalTxId = await renewalCall(bRenew, 'bob', 'pulse');
     addEvents(bRevoke, [printEvent(namePrint('name-revoke', 'carol', 'pulse', '', A))]);
+    // BNS-V2: dave.btc registered to A then sold to C (a marketplace sale: NFT transfer, no transfer-name print);
+    // erin.btc registered then burned
+    heights.dave = h(bDave);
+    addEvents(bDave, [v2Nft('mint', 1, A), v2Print('new-name', 'dave', 'btc', 1, A, h(bDave))]);
+    addEvents(bSale, [v2Nft('transfer', 1, C, A), { type: 'contract_event', contract_event: { contract_identifier: BNS_V2, topic: 'print', value: null, raw_value: hex(Cl.tuple({ a: Cl.stringAscii('buy-in-ustx'), id: Cl.uint(1) })) } }]);
+    addEvents(bErin, [v2Nft('mint', 2, B), v2Print('new-name', 'erin', 'btc', 2, B, h(bErin))]);
+    addEvents(bBurn, [v2Nft('burn', 2, undefined, B), v2Print('burn-name', 'erin', 'btc', 2, '', h(bBurn))]);
     // a block that loses its fork: its name must not survive
     addEvents(orphan, [nftEvent('mint', 'ghost', 'pulse', B), printEvent(namePrint('name-register', 'ghost', 'pulse', H_REG, B))]);
     for (const m of all) {
@@ -325,7 +375,7 @@ describe('BNS on a generated chain with forks', () => {
     expect((await get(svc, `/v1/names/alice.pulse/zonefile/0x${H_UPD}`)).body).toEqual({ zonefile });
     // the register's zonefile never arrived: its hash is known, its content empty
     expect((await get(svc, `/v1/names/alice.pulse/zonefile/${H_REG}`)).body).toEqual({ zonefile: '' });
-    expect((await get(svc, '/v1/addresses/stacks/' + C)).body).toEqual({ names: ['alice.pulse'] });
+    expect((await get(svc, '/v1/addresses/stacks/' + C)).body).toEqual({ names: ['alice.pulse', 'dave.btc'] });
   });
 
   it('subdomains from the name-update zonefile', async () => {
@@ -354,6 +404,38 @@ describe('BNS on a generated chain with forks', () => {
     expect((await get(svc, '/v1/addresses/stacks/' + A)).body).toEqual({ names: ['bob.pulse'] });
   });
 
+  it('BNS-V2: /extended/v2/bns and the v1 fallbacks; the NFT holder is the owner; a burned name is gone', async () => {
+    const dave = {
+      name: 'dave.btc',
+      namespace: 'btc',
+      contract_id: BNS_V2,
+      id: '1',
+      owner: C,
+      status: 'new-name',
+      registered_at: heights.dave,
+      renewal_height: heights.dave + 100,
+      last_txid: expect.stringMatching(/^0x/),
+      last_block_height: heights.dave,
+    };
+    expect((await get(svc, '/extended/v2/bns/names/dave.btc')).body).toEqual(dave);
+    expect((await get(svc, '/extended/v2/bns/names/erin.btc')).status).toBe(404);
+    expect((await get(svc, `/extended/v2/bns/addresses/${C}/names`)).body).toEqual({ limit: 20, offset: 0, total: 1, results: [dave] });
+    expect((await get(svc, `/extended/v2/bns/addresses/${A}/names`)).body).toMatchObject({ total: 0, results: [] });
+    expect((await get(svc, `/extended/v2/bns/addresses/${B}/names`)).body).toMatchObject({ total: 0 });
+    expect((await get(svc, '/extended/v2/bns/namespaces/btc/names?limit=1')).body).toEqual({ limit: 1, offset: 0, total: 1, results: [dave] });
+    expect((await get(svc, '/v1/names/dave.btc')).body).toEqual({
+      address: C,
+      blockchain: 'stacks',
+      expire_block: heights.dave + 100,
+      last_txid: expect.stringMatching(/^0x/),
+      status: 'new-name',
+      zonefile_hash: '',
+    });
+    expect((await get(svc, '/v1/names/erin.btc')).status).toBe(404);
+    // v1 lists stay v1's
+    expect((await get(svc, '/v1/names')).body).toEqual(['alice.pulse', 'bob.pulse']);
+  });
+
   it("the migration's backfill (stored rows and event_log) equals the fresh ingest", async () => {
     const sql = svc.db.sql;
     const snapshot = async () => ({
@@ -367,7 +449,9 @@ describe('BNS on a generated chain with forks', () => {
     await sql`DELETE FROM bns_namespaces`;
     await sql`DELETE FROM bns_zonefiles`;
     await sql`DELETE FROM bns_subdomains`;
+    await sql`DELETE FROM bns_v2_names`;
     await sql.unsafe(readFileSync(path.join(sqlDir(), '0050_bns.sql'), 'utf8'));
+    await sql.unsafe(readFileSync(path.join(sqlDir(), '0052_bns_v2.sql'), 'utf8'));
     expect(await completeBnsBackfill(sql)).toBe(1);
     expect(await snapshot()).toEqual(before);
   });

@@ -60,3 +60,26 @@ export const BnsPrice = component(
   'BnsGetPriceResponse',
   z.object({ units: z.string(), amount: z.string() }).describe('A price: `units` STX, `amount` in micro-STX'),
 );
+
+export const BnsV2Name = component(
+  'BnsV2Name',
+  z
+    .object({
+      name: z.string().describe('Fully qualified name (`name.namespace`)'),
+      namespace: z.string(),
+      contract_id: z.string().describe('The BNS-V2 contract'),
+      id: z.string().describe('The name’s NFT id (uint, decimal)'),
+      owner: z.string().nullable(),
+      status: z.string().describe('Latest operation: `new-name`, `new-airdrop`, `transfer-name`, `renew-name`'),
+      registered_at: z.int().nullable(),
+      renewal_height: z.int().nullable().describe('Burn height the name must be renewed by (0: never)'),
+      last_txid: z.string(),
+      last_block_height: z.int(),
+    })
+    .describe('A BNS-V2 name'),
+);
+
+export const BnsV2NameList = component(
+  'BnsV2NameList',
+  z.object({ limit: z.int(), offset: z.int(), total: z.int(), results: z.array(BnsV2Name) }).describe('BNS-V2 names, by name'),
+);

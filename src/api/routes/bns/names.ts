@@ -14,7 +14,8 @@ import {
   subdomainResolver,
   subdomainsOf,
 } from '../../../store/bns.js';
-import { nameInfo, subdomainInfo } from './serialize.js';
+import { nameInfo, subdomainInfo, v2NameInfo } from './serialize.js';
+import { bnsV2Names } from '../../../store/bns-v2.js';
 
 const bnsError = (status: number, error: string) => raw(json(status, { error }));
 
@@ -136,8 +137,11 @@ export const bnsNameEndpoints = [
         return bnsError(404, `cannot find subdomain ${name}`);
       }
       const [row] = await currentNames(ctx.sql, [name]);
-      if (!row) return bnsError(404, `cannot find name ${name}`);
-      return nameInfo(row);
+      if (row) return nameInfo(row);
+      // a BNS-V2 name when no v1 name exists
+      const [v2] = await bnsV2Names(ctx.sql, [name]);
+      if (v2) return v2NameInfo(v2);
+      return bnsError(404, `cannot find name ${name}`);
     },
   }),
 ];

@@ -1,5 +1,6 @@
 // Pure BNS answer builders.
 import type { BnsNameRow, BnsSubdomainRow } from '../../../store/bns.js';
+import type { BnsV2NameRow } from '../../../store/bns-v2.js';
 
 export const BNS_BLOCKCHAIN = 'stacks';
 
@@ -14,6 +15,19 @@ export function nameInfo(row: BnsNameRow): Record<string, unknown> {
     zonefile: row.zonefile,
     zonefile_hash: row.zonefile_hash,
   };
+}
+
+/** `/v1/names/{name}` of a BNS-V2 name (no v1 name of that name): its owner, latest operation, renewal height. */
+export function v2NameInfo(row: BnsV2NameRow): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    address: row.owner ?? '',
+    blockchain: BNS_BLOCKCHAIN,
+    last_txid: row.tx_id,
+    status: row.op,
+    zonefile_hash: '',
+  };
+  if (row.renewal_height !== null) out.expire_block = row.renewal_height;
+  return out;
 }
 
 /** `/v1/names/{name}` of a subdomain. */
