@@ -317,7 +317,7 @@ describe('BNS on a generated chain with forks', () => {
   let pushed: { socket: Awaited<ReturnType<typeof recordingSocket>>; rpc: Awaited<ReturnType<typeof rpcClient>> } | undefined;
 
   it('the maintained names and namespaces equal a derivation from scratch after every block', async () => {
-    const socket = await recordingSocket(svc.api, { rooms: ['bns-name:alice.pulse', 'bns-name:ghost.pulse'] });
+    const socket = await recordingSocket(svc.api, { rooms: ['bns-name:alice.pulse', 'bns-name:ghost.pulse', 'bns-name:erin.btc'] });
     const rpc = await rpcClient(svc.api.replace('http', 'ws') + '/extended/v1/ws');
     expect((await rpc.call('subscribe', { event: 'bns_name_update', name: 'alice.pulse' })).error).toBeUndefined();
     expect((await rpc.call('subscribe', { event: 'bns_name_update', name: 'not a name' })).error).toBeDefined();
@@ -347,6 +347,9 @@ describe('BNS on a generated chain with forks', () => {
     ]);
     const ghost = socket.got.filter((m) => m.event === 'bns-name:ghost.pulse').map((m) => m.args[1]);
     expect(ghost).toEqual([expect.objectContaining({ status: 'name-register', address: B }), null]);
+    // BNS-V2: registered, then burned
+    const erin = socket.got.filter((m) => m.event === 'bns-name:erin.btc').map((m) => m.args[1]);
+    expect(erin).toEqual([expect.objectContaining({ status: 'new-name', address: B }), null]);
     const viaRpc = rpc.notifications().filter((n) => n.method === 'bns_name_update');
     expect(viaRpc.map((n) => (n.params as { info: { status: string } }).info.status)).toEqual(['name-register', 'name-update', 'name-transfer']);
     socket.socket.close();

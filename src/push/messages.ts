@@ -17,7 +17,8 @@
  *  - contract-event:<contract_id>: smart_contract_log events of txs newly mined (microblock or block) canonically.
  *  - address-mempool:<principal>: a tx involving the principal entered or left the mempool.
  *  - bns-name:<name.namespace>: `[name, /v1/names/{name} answer or null]` when a block that becomes or stops being
- *    canonical carries an operation on the name and its answer changed (owner, zonefile hash, status, expiry).
+ *    canonical carries a BNS v1 or V2 operation on the name and its answer changed (owner, zonefile hash, status,
+ *    expiry). A BNS-V2 sale (NFT transfer without a print) is not seen.
  */
 import type { Sql } from '../store/connect.js';
 import type { ChainUpdate } from '../chain/types.js';
@@ -30,7 +31,8 @@ import { isoTime, mempoolTxJson, type MempoolDbRow, type TxDbRow } from '../api/
 import { createHash } from 'node:crypto';
 import { rooms } from './topics.js';
 import { bnsNamesTouched, currentNames } from '../store/bns.js';
-import { nameInfo } from '../api/routes/bns/serialize.js';
+import { nameInfo, v2NameInfo } from '../api/routes/bns/serialize.js';
+import { bnsV2Names } from '../store/bns-v2.js';
 import { ALL_ROOMS, type RoomFilter } from './interest.js';
 
 /** One message for one room. The Socket.IO event name is `event` (the room name, or `reorg`). */
@@ -445,7 +447,9 @@ async function bnsNameMessages(
 ): Promise<PushMessage[]> {
   const names = (await bnsNamesTouched(sql, blocks)).filter((n) => want.wants(rooms.bnsName(n)));
   if (!names.length) return [];
-  const current = new Map((await currentNames(sql, names)).map((r) => [r.name, nameInfo(r)]));
+  // the v1 answer of /v1/names/{name}, which falls back to a BNS-V2 name
+  const current = new Map<string, Record<string, unknown>>((await bnsV2Names(sql, names)).map((r) => [r.name, v2NameInfo(r)]));
+  for (const r of await currentNames(sql, names)) current.set(r.name, nameInfo(r));
   const last = await lastPayloads(log, names.map(rooms.bnsName), memo, stored);
   const out: PushMessage[] = [];
   for (const n of names) {

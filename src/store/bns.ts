@@ -205,7 +205,7 @@ export async function namesOwnedBy(sql: Sql, address: string): Promise<{ subdoma
 }
 
 /**
- * The names a BNS operation of these blocks touches (their print events and print-less renewal calls), whether the
+ * The names a BNS (v1 or V2) operation of these blocks touches (their print events and print-less renewal calls), whether the
  * blocks are canonical or not: what the `bns-name:<fqn>` push rooms recheck when blocks become or stop being canonical.
  */
 export async function bnsNamesTouched(sql: Sql, blocks: string[]): Promise<string[]> {
@@ -225,6 +225,15 @@ export async function bnsNamesTouched(sql: Sql, blocks: string[]): Promise<strin
       WHERE index_block_hash = ANY(${blocks}) AND status = 'success'
         AND contract_call_contract_id IN ('SP000000000000000000002Q6VF78.bns', 'ST000000000000000000002AMW42H.bns')
         AND api->'contract_call'->>'function_name' = 'name-renewal'
+      UNION ALL
+      -- BNS-V2 operations (sql/0052_bns_v2.sql)
+      SELECT bns_utf8(v->'name'->>'name') || '.' || bns_utf8(v->'name'->>'namespace')
+      FROM (
+        SELECT bns_cv(value_hex) AS v FROM events
+        WHERE index_block_hash = ANY(${blocks}) AND event_type = 'smart_contract_log' AND topic = 'print'
+          AND contract_id IN (SELECT contract_id FROM bns_v2_contracts)
+      ) p2
+      WHERE jsonb_typeof(v) = 'object' AND v ? 'name' AND v ? 'topic'
     ) x
     WHERE name IS NOT NULL
     ORDER BY name`;
