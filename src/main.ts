@@ -86,7 +86,17 @@ async function main(argv: string[]): Promise<void> {
       const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
       try {
         await migrate(db.sql);
-        const r = await importBns(db.sql, dir);
+        const tty = process.stderr.isTTY;
+        let last = 0;
+        const r = await importBns(db.sql, dir, (part, rows, fraction) => {
+          const now = Date.now();
+          if (fraction < 1 && now - last < (tty ? 200 : 5000)) return;
+          last = now;
+          if (!tty) return log.info({ part, rows, progress: `${(fraction * 100).toFixed(1)}%` }, 'BNS import progress');
+          const filled = Math.round(Math.min(1, fraction) * 30);
+          process.stderr.write(`\r${part} [${'#'.repeat(filled)}${'.'.repeat(30 - filled)}] ${(fraction * 100).toFixed(1)}% ${rows} rows   `);
+          if (fraction >= 1) process.stderr.write('\n');
+        });
         log.info(r, 'BNS import done');
       } finally {
         await db.close();

@@ -576,7 +576,12 @@ describe('BNS genesis import (import-bns)', () => {
     try {
       await expect(importBns(svc.db.sql, dir)).rejects.toThrow(/genesis block/);
       for (const l of readFixture('mainnet-out-of-order-microblock')) await post(svc, l.path, l.body);
-      expect(await importBns(svc.db.sql, dir)).toEqual({ namespaces: 1, names: 2, subdomains: 1, skipped: [] });
+      const progress: [string, number, number][] = [];
+      expect(await importBns(svc.db.sql, dir, (...p) => progress.push(p))).toEqual({ namespaces: 1, names: 2, subdomains: 1, skipped: [] });
+      expect(progress).toEqual([
+        ['names', 2, 1],
+        ['subdomains', 1, 1],
+      ]);
       const [genesis] = await svc.db.sql<{ tx_id: string }[]>`
         SELECT t.tx_id FROM txs t JOIN blocks b USING (index_block_hash) WHERE b.canonical AND b.block_height = 1 ORDER BY t.tx_index LIMIT 1`;
       expect((await get(svc, '/v1/namespaces')).body).toEqual({ namespaces: ['id'] });

@@ -5,7 +5,7 @@
 // 1, names registered at 1 and expire at 1 + the namespace's lifetime; subdomain owners given as Bitcoin addresses
 // become Stacks addresses. Each part is imported once (bns_imports).
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
 import type { Sql } from './connect.js';
@@ -66,7 +66,10 @@ async function insertJson(tx: Sql, table: 'bns_namespaces' | 'bns_names' | 'bns_
   }
 }
 
-export async function importBns(sql: Sql, dir: string): Promise<BnsImportResult> {
+/** Progress of a part: rows written so far, and the share of its main file read (0..1). */
+export type BnsImportProgress = (part: 'names' | 'subdomains', rows: number, fraction: number) => void;
+
+export async function importBns(sql: Sql, dir: string, onProgress?: BnsImportProgress): Promise<BnsImportResult> {
   const result: BnsImportResult = { namespaces: 0, names: 0, subdomains: 0, skipped: [] };
   const [genesis] = await sql<{ index_block_hash: string; tx_id: string; tx_index: number }[]>`
     SELECT t.index_block_hash, t.tx_id, t.tx_index FROM blocks b JOIN txs t USING (index_block_hash)
@@ -124,6 +127,7 @@ export async function importBns(sql: Sql, dir: string): Promise<BnsImportResult>
       await insertJson(tx, 'bns_zonefiles', nameZonefiles);
       await tx`INSERT INTO bns_imports (part, rows) VALUES ('names', ${names.length})`;
     });
+    onProgress?.('names', names.length, 1);
     result.namespaces = namespaces.length;
     result.names = names.length;
   }
@@ -142,6 +146,8 @@ export async function importBns(sql: Sql, dir: string): Promise<BnsImportResult>
       return { hash: h.value, content: c.value.replace(/\\n/g, '\n') };
     };
     let count = 0;
+    let bytes = 0;
+    const size = Math.max(1, statSync(csv).size);
     await sql.begin(async (t) => {
       const tx = t as unknown as Sql;
       let rows: Record<string, unknown>[] = [];
@@ -155,6 +161,7 @@ export async function importBns(sql: Sql, dir: string): Promise<BnsImportResult>
       for (;;) {
         const m = await metaLines.next();
         if (m.done || m.value === '') break;
+        bytes += Buffer.byteLength(m.value) + 1;
         const parts = m.value.split(',');
         if (parts[0] === 'zonefile_hash') continue;
         const z = await nextZonefile();
@@ -169,11 +176,15 @@ export async function importBns(sql: Sql, dir: string): Promise<BnsImportResult>
         });
         zrows.push({ name: fqn, zonefile_hash: parts[0], zonefile: z.content, op: 'name-import', block_height: 1, attachment_index: null, ...place });
         count++;
-        if (rows.length >= BATCH) await flush();
+        if (rows.length >= BATCH) {
+          await flush();
+          onProgress?.('subdomains', count, bytes / size);
+        }
       }
       await flush();
       await tx`INSERT INTO bns_imports (part, rows) VALUES ('subdomains', ${count})`;
     });
+    onProgress?.('subdomains', count, 1);
     result.subdomains = count;
   }
   return result;
