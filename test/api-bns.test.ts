@@ -472,6 +472,48 @@ describe('BNS on a generated chain with forks', () => {
 
 // ---------------------------------------------------------------------------------------------------------------
 
+describe('BNS on a generated chain with real BNS contract calls (load/generate.ts bns option)', () => {
+  it('every block: tables = derivation from scratch; at the end the answers are the canonical branch state', async () => {
+    const svc = await startTestService();
+    try {
+      const gen = new ChainGenerator({ blocks: 36, txsPerBlock: 2, seed: 'bns-calls', forks: true, forkEvery: 6, forkDepth: 2, microblockEvery: 5, bns: true });
+      let attachments = 0;
+      for await (const m of gen.messages()) {
+        expect(await post(svc, m.path, m.body)).toBe(200);
+        if (m.path === '/attachments/new') attachments++;
+        if (m.path === '/new_block') expect(await maintained(svc.db.sql)).toEqual(await recomputed(svc.db.sql));
+      }
+      expect(gen.summary().orphanedBlocks).toBeGreaterThan(0);
+      expect(attachments).toBeGreaterThan(3);
+      const state = gen.bnsState();
+      const live = Object.entries(state.names).filter(([, n]) => !n.revoked);
+      expect(live.length).toBeGreaterThan(2);
+      expect(Object.values(state.names).some((n) => n.revoked) || live.length > 5).toBe(true);
+      expect((await get(svc, '/v1/namespaces')).body).toEqual({ namespaces: ['pulse'] });
+      expect((await get(svc, '/v1/names')).body).toEqual(live.map(([n]) => n).sort());
+      for (const [name, n] of Object.entries(state.names)) {
+        const r = await get(svc, `/v1/names/${name}`);
+        if (n.revoked) {
+          expect(r.status, name).toBe(404);
+          continue;
+        }
+        expect(r.body, name).toMatchObject({ address: n.owner, zonefile_hash: n.zonefileHash });
+        expect((r.body as { zonefile: string }).zonefile, name).toMatch(/^\$ORIGIN /);
+        const owned = (await get(svc, `/v1/addresses/stacks/${n.owner}`)).body as { names: string[] };
+        expect(owned.names, n.owner).toContain(name);
+      }
+      const statuses = (await svc.db.sql<{ status: string }[]>`SELECT DISTINCT status FROM bns_names ORDER BY status`).map((r) => r.status);
+      expect(statuses).toEqual(['name-register', 'name-renewal', 'name-revoke', 'name-transfer', 'name-update']);
+      const withSubdomains = await svc.db.sql<{ n: number }[]>`SELECT count(*)::integer AS n FROM bns_subdomains`;
+      expect(withSubdomains[0].n).toBeGreaterThan(0);
+    } finally {
+      await svc.stop();
+    }
+  }, 180_000);
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+
 describe('BNS prices: a read-only call on the node pool, ahead of the /v2 proxy', () => {
   let node: http.Server;
   let nodeUrl = '';
