@@ -360,6 +360,10 @@ async function fullSet(base: string, dbUrl: string | undefined, txIds: string[],
     { name: '/extended/v1/pox4/events', path: '/extended/v1/pox4/events', cached: false },
     { name: '/extended/v1/burnchain/rewards', path: '/extended/v1/burnchain/rewards', cached: false },
   ];
+  // BNS: the first name there is (a chain without names measures the not-found path)
+  const names = (await getJson(`${base}/v1/names`)) as unknown as string[];
+  const name = Array.isArray(names) && names.length ? names[0] : 'nonexistent.btc';
+  list.push({ name: '/v1/names/{name}', path: `/v1/names/${name}`, cached: false });
   if (dbUrl) {
     const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });
     try {

@@ -170,7 +170,9 @@ describe('GET /extended/openapi.json', () => {
       for (const op of Object.values<Json>(item)) {
         for (const [status, r] of Object.entries<Json>(op.responses)) {
           expect(r.description, `${p} ${status}`).toMatch(/\S/);
-          if (/^[45]/.test(status)) expect(r.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+          // BNS (issue 17) keeps the reference's `{error}` bodies: BnsError is `{error}` or Error
+          const errorRef = /^\/(v1|v2\/prices)\//.test(p) ? '#/components/schemas/BnsError' : '#/components/schemas/Error';
+          if (/^[45]/.test(status)) expect(r.content['application/json'].schema, `${p} ${status}`).toEqual({ $ref: errorRef });
           if (status === '200' && p.startsWith('/extended/v')) {
             expect(r.content['application/json'].schema.$ref, p).toMatch(/^#\/components\/schemas\//);
           }
@@ -288,6 +290,11 @@ describe('documented parameters agree with the handlers', () => {
     pool_principal: ADDRESS,
     cycle_number: '1',
     signer_key: '0x02' + 'ab'.repeat(32),
+    // BNS
+    blockchain: 'stacks',
+    name: 'muneeb.id',
+    zoneFileHash: 'ab'.repeat(20),
+    tld: 'id',
   };
   /** Query that makes a request well-formed apart from the parameter under test. */
   const baseQuery: Record<string, Record<string, string>> = {
@@ -322,6 +329,11 @@ describe('documented parameters agree with the handlers', () => {
           if (wantBadRequest) {
             expect(r.status, label).toBe(400);
             expect(((await r.json()) as Json).message, label).toContain(param.name);
+          } else if (r.status === 400 && /^\/v1\//.test(p)) {
+            // BNS: a 400 about the resource (`{"error":"No such namespace"}`), not about the parameter
+            const body = (await r.json()) as Json;
+            expect(body.statusCode, label).toBeUndefined();
+            expect(body.error, label).toMatch(/\S/);
           } else {
             expect(r.status, label).not.toBe(400);
             await r.arrayBuffer();

@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
 import type { Sql } from '../store/connect.js';
+import type { NodePool } from '../proxy/pool.js';
+import type { Network } from '../config.js';
 
 /** What every endpoint handler gets. */
 export interface ApiContext {
@@ -14,4 +16,8 @@ export interface ApiContext {
   chainId?: number;
   /** the push server's counters (GET /extended/v1/status/push); undefined where push does not run */
   pushMetrics?: () => object | undefined;
+  /** the Stacks node pool, for the API's own read-only calls (BNS prices); undefined: no node */
+  nodes?: () => NodePool | undefined;
+  /** which BNS boot contract the read-only calls use (default mainnet) */
+  network?: Network;
 }

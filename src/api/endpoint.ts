@@ -63,6 +63,8 @@ export interface EndpointSpec<P extends AnyObject | undefined, Q extends AnyObje
   text?: { contentType: string; description: string };
   redirect?: { status: 301 | 302; description: string };
   errors?: ErrorStatus[];
+  /** the documented body of the error answers when it is not the common Error (BNS: `{error}` or Error) */
+  errorResponse?: z.ZodType;
   /** default: 'etag' for GET, 'none' for POST */
   cache?: CachePolicy;
   /** left out of the OpenAPI document (hidden redirects) */

@@ -15,6 +15,7 @@ import { poxCycleEndpoints, poxEndpoints } from './routes/extended/pox.js';
 import { accountEndpoints } from './routes/extended/accounts.js';
 import { feeEndpoints } from './routes/extended/fees.js';
 import { openApiEndpoints } from './routes/docs.js';
+import { bnsEndpoints } from './routes/bns/index.js';
 
 export function allEndpoints(): readonly Endpoint[] {
   return [
@@ -30,6 +31,7 @@ export function allEndpoints(): readonly Endpoint[] {
     ...burnchainEndpoints,
     ...poxEndpoints,
     ...poxCycleEndpoints,
+    ...bnsEndpoints,
     ...openApiEndpoints,
   ];
 }
@@ -48,6 +50,7 @@ export const TAGS = [
   { name: 'Fungible Tokens', description: 'Holders of fungible tokens' },
   { name: 'Non-Fungible Tokens', description: 'NFT holdings, history and mints' },
   { name: 'Fees', description: 'Fee estimates' },
+  { name: 'Names', description: 'BNS v1 names, namespaces, zonefiles, subdomains and prices' },
 ] as const;
 
 /** Router paths deliberately not in the document: the HTML docs page, its static files and the dashboard. */

@@ -106,7 +106,7 @@ function responses(op: Endpoint): Json {
     };
   }
   if (etag) out['304'] = { description: 'Not modified (`If-None-Match` holds the current ETag)' };
-  const errorRef = componentId(ErrorResponse);
+  const errorRef = componentId(op.errorResponse ?? ErrorResponse);
   const statuses = [...new Set([...(op.errors ?? []), ...ACCESS_ERRORS])].sort((a, b) => a - b);
   for (const status of statuses) {
     const r: Json = { description: ERROR_DESCRIPTIONS[status], content: jsonContent(errorRef) };

@@ -9,7 +9,7 @@ import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import type { Sql } from '../store/connect.js';
 import { isPrincipal, TX_ID_RE } from '../api/schemas/params.js';
-import { rooms } from './topics.js';
+import { BNS_NAME_RE, rooms } from './topics.js';
 import { messagesAfter, type PublishedMessage } from './log.js';
 import type { AccessControl } from '../auth/access.js';
 
@@ -39,6 +39,7 @@ const EVENTS = [
   'address_mempool_update',
   'address_ft_balance_update',
   'address_nft_event',
+  'bns_name_update',
 ] as const;
 
 class RpcError extends Error {
@@ -106,6 +107,11 @@ function topicOf(params: Json | undefined): { room: string; result: Json } {
       if (!asset.includes('::')) throw invalidParams('invalid asset_identifier');
       return { room: rooms.nftCollectionEvent(asset), result: { asset_identifier: asset } };
     }
+    case 'bns_name_update': {
+      const name = str('name');
+      if (!BNS_NAME_RE.test(name)) throw invalidParams('invalid name');
+      return { room: rooms.bnsName(name), result: { name } };
+    }
     case 'contract_event': {
       const id = str('contract_id');
       if (!isPrincipal(id) || !id.includes('.')) throw invalidParams('invalid contract_id');
@@ -159,6 +165,10 @@ export function notificationOf(m: PublishedMessage): { method: string; params: u
     case 'address-nft-event': {
       const [address, event] = m.args as [string, Json];
       return { method: 'address_nft_event', params: { address, ...event } };
+    }
+    case 'bns-name': {
+      const [name, info] = m.args as [string, Json | null];
+      return { method: 'bns_name_update', params: { name, info } };
     }
   }
   return undefined;

@@ -16,6 +16,9 @@
  *  - nft-event / nft-asset-event / nft-collection-event: NFT events of txs newly anchored in a canonical block.
  *  - contract-event:<contract_id>: smart_contract_log events of txs newly mined (microblock or block) canonically.
  *  - address-mempool:<principal>: a tx involving the principal entered or left the mempool.
+ *  - bns-name:<name.namespace>: `[name, /v1/names/{name} answer or null]` when a block that becomes or stops being
+ *    canonical carries a BNS v1 or V2 operation on the name and its answer changed (owner, zonefile hash, status,
+ *    expiry). A BNS-V2 sale (NFT transfer without a print) is not seen.
  */
 import type { Sql } from '../store/connect.js';
 import type { ChainUpdate } from '../chain/types.js';
@@ -27,6 +30,9 @@ import type { EventDbRow, MempoolPrincipals, MicroblockDbRow, TxRowFull } from '
 import { isoTime, mempoolTxJson } from '../api/serialize.js';
 import { createHash } from 'node:crypto';
 import { rooms } from './topics.js';
+import { bnsNamesTouched, currentNames } from '../store/bns.js';
+import { nameInfo, v2NameInfo } from '../api/routes/bns/serialize.js';
+import { bnsV2Names } from '../store/bns-v2.js';
 import { ALL_ROOMS, type RoomFilter } from './interest.js';
 
 /** One message for one room. The Socket.IO event name is `event` (the room name, or `reorg`). */
@@ -192,6 +198,7 @@ export async function buildMessages(
       const moved = [...result.orphanedBlocks, ...result.restoredBlocks];
       const movedTxs = await changes.txIdsOfBlocks(sql, moved);
       candidates = uniq([...u.txs.map((t) => t.tx_id), ...result.txIds, ...movedTxs]);
+      if (want.wantsKind('bns-name')) out.push(...(await bnsNameMessages(sql, log, [b.index_block_hash, ...moved], want, memo, stored)));
       balanceHeight = { height: b.block_height, burnHeight: b.burn_block_height };
       if (b.canonical) anchoredBlock = b.index_block_hash;
       // The reference notifies the principals of every stored block, canonical or not: a non-canonical block's
@@ -392,6 +399,32 @@ export async function buildMessages(
       const room = rooms.contractEvent(e.contract_id);
       out.push({ room, event: room, args: [e.contract_id, e.api] });
     }
+  }
+  return out;
+}
+
+/** The bns-name messages of the names operated on in these blocks whose answer changed. */
+async function bnsNameMessages(
+  sql: Sql,
+  log: Sql,
+  blocks: string[],
+  want: RoomFilter,
+  memo: PayloadMemo | undefined,
+  stored: boolean,
+): Promise<PushMessage[]> {
+  const names = (await bnsNamesTouched(sql, blocks)).filter((n) => want.wants(rooms.bnsName(n)));
+  if (!names.length) return [];
+  // the v1 answer of /v1/names/{name}, which falls back to a BNS-V2 name
+  const current = new Map<string, Record<string, unknown>>((await bnsV2Names(sql, names)).map((r) => [r.name, v2NameInfo(r)]));
+  for (const r of await currentNames(sql, names)) current.set(r.name, nameInfo(r));
+  const last = await lastPayloads(log, names.map(rooms.bnsName), memo, stored);
+  const out: PushMessage[] = [];
+  for (const n of names) {
+    const room = rooms.bnsName(n);
+    const args = [n, current.get(n) ?? null];
+    if (last.get(room) === digest(args)) continue;
+    out.push({ room, event: room, args });
+    memo?.set(room, args);
   }
   return out;
 }

@@ -20,7 +20,12 @@ export const rooms = {
   contractEvent: (contractId: string) => `contract-event:${contractId}`,
   addressFtBalance: (principal: string) => `address-ft-balance:${principal}`,
   addressNftEvent: (principal: string) => `address-nft-event:${principal}`,
+  /** a BNS v1 name (`name.namespace`): its /v1/names/{name} answer on every change */
+  bnsName: (fqn: string) => `bns-name:${fqn}`,
 } as const;
+
+/** `name.namespace`: two non-empty labels without spaces */
+export const BNS_NAME_RE = /^[^\s.]+\.[^\s.]+$/;
 
 const HEX_RE = /^(0x)?[0-9a-fA-F]+$/;
 
@@ -57,6 +62,8 @@ export function isValidRoom(room: string): boolean {
     }
     case 'nft-collection-event':
       return isAssetIdentifier(value);
+    case 'bns-name':
+      return BNS_NAME_RE.test(value);
     default:
       return false;
   }

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import type { Sql } from './connect.js';
 import type { ChainUpdate, EventRow, MicroblockRow, TxRow } from '../chain/types.js';
 import { poxEventRows } from '../chain/pox.js';
+import { writeBnsAttachments } from './bns-write.js';
 
 type Tx = Sql;
 
@@ -101,6 +102,14 @@ export async function ingestMessage(
 ): Promise<IngestResult> {
   // Single-statement messages need no explicit transaction (one statement is atomic): one round trip.
   if (update.kind === 'burn_block') return ingestBurnBlock(sql, path, body, update);
+  if (update.kind === 'raw' && path === '/attachments/new') {
+    // BNS zonefiles and subdomains (sql/0050_bns.sql), in the transaction that logs the message
+    return sql.begin(async (t) => {
+      const [logged] = await logMessage(t as unknown as Tx, path, body);
+      if (logged) await writeBnsAttachments(t as unknown as Tx, body);
+      return emptyResult(update, logged?.id ?? null);
+    }) as Promise<IngestResult>;
+  }
   if (update.kind === 'raw') {
     const [logged] = await logMessage(sql, path, body);
     return emptyResult(update, logged?.id ?? null);

@@ -169,7 +169,7 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'bns',
     capability: 'E',
     issue: 'BNS',
-    state: 'not-served',
+    state: 'must-match',
     routes: [
       new RegExp(`^GET /v1/names(/${ID}(/subdomains|/zonefile(/${ID})?)?)?$`),
       new RegExp(`^GET /v1/namespaces(/${ID}/names)?$`),
