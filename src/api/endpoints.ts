@@ -8,10 +8,11 @@ import { blockEndpoints } from './routes/extended/blocks.js';
 import { txEndpoints } from './routes/extended/txs.js';
 import { eventEndpoints } from './routes/extended/events.js';
 import { addressEndpoints } from './routes/extended/addresses.js';
+import { txListEndpoints } from './routes/extended/tx-lists.js';
 import { openApiEndpoints } from './routes/docs.js';
 
 export function allEndpoints(): readonly Endpoint[] {
-  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...eventEndpoints, ...addressEndpoints, ...openApiEndpoints];
+  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...txListEndpoints, ...eventEndpoints, ...addressEndpoints, ...openApiEndpoints];
 }
 
 export const TAGS = [

@@ -56,7 +56,7 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'tx-lists',
     capability: 'C',
     issue: 'explorer & stacking',
-    state: 'not-served',
+    state: 'must-match',
     routes: [
       /^GET \/extended\/v1\/tx$/,
       /^GET \/extended\/v1\/tx\/mempool\/dropped$/,
