@@ -9,10 +9,11 @@ import { txEndpoints } from './routes/extended/txs.js';
 import { eventEndpoints } from './routes/extended/events.js';
 import { addressEndpoints } from './routes/extended/addresses.js';
 import { txListEndpoints } from './routes/extended/tx-lists.js';
+import { microblockEndpoints } from './routes/extended/microblocks.js';
 import { openApiEndpoints } from './routes/docs.js';
 
 export function allEndpoints(): readonly Endpoint[] {
-  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...txListEndpoints, ...eventEndpoints, ...addressEndpoints, ...openApiEndpoints];
+  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...txListEndpoints, ...microblockEndpoints, ...eventEndpoints, ...addressEndpoints, ...openApiEndpoints];
 }
 
 export const TAGS = [
@@ -20,6 +21,7 @@ export const TAGS = [
   { name: 'Blocks', description: 'Anchored blocks' },
   { name: 'Transactions', description: 'Mined transactions' },
   { name: 'Mempool', description: 'Pending transactions' },
+  { name: 'Microblocks', description: 'Microblocks streamed between anchored blocks (before Nakamoto)' },
   { name: 'Events', description: 'Transaction events' },
   { name: 'Smart Contracts', description: 'Deployed contracts and their events' },
   { name: 'Accounts', description: 'Balances and transfers of an address or contract' },

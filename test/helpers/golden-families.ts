@@ -87,7 +87,7 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'microblocks',
     capability: 'C',
     issue: 'explorer & stacking',
-    state: 'not-served',
+    state: 'must-match',
     routes: [new RegExp(`^GET /extended/v1/microblock(/unanchored/txs|/${ID})?$`)],
   },
   {

@@ -126,7 +126,7 @@ export const txListEndpoints = [
     responseDescription: 'A page of the block\'s transactions, last first',
     errors: [400, 404, 503],
     handler: async ({ params, query: q }, { sql }) => {
-      const page = await lists.v1BlockTxs(sql, { hash: params.block_hash }, q);
+      const page = await lists.v1BlockTxs(sql, { hash: params.block_hash.toLowerCase() }, q);
       if (!page.indexBlockHash) notFound('no block found by hash');
       return {
         limit: q.limit,
