@@ -10,10 +10,11 @@ import { eventEndpoints } from './routes/extended/events.js';
 import { addressEndpoints } from './routes/extended/addresses.js';
 import { txListEndpoints } from './routes/extended/tx-lists.js';
 import { microblockEndpoints } from './routes/extended/microblocks.js';
+import { supplyEndpoints } from './routes/extended/supply.js';
 import { openApiEndpoints } from './routes/docs.js';
 
 export function allEndpoints(): readonly Endpoint[] {
-  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...txListEndpoints, ...microblockEndpoints, ...eventEndpoints, ...addressEndpoints, ...openApiEndpoints];
+  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...txListEndpoints, ...microblockEndpoints, ...supplyEndpoints, ...eventEndpoints, ...addressEndpoints, ...openApiEndpoints];
 }
 
 export const TAGS = [

@@ -36,3 +36,40 @@ export function groupMicroblockRows(rows: (MicroblockDbRow & { tx_id: string })[
   }
   return out.map((m) => microblockJson(m.row, m.txs));
 }
+
+/** micro-STX → STX with 6 decimals (`1234.500000`). */
+export function microStxToStx(micro: bigint): string {
+  const neg = micro < 0n;
+  const abs = neg ? -micro : micro;
+  return `${neg ? '-' : ''}${abs / 1_000_000n}.${(abs % 1_000_000n).toString().padStart(6, '0')}`;
+}
+
+/** An STX amount string with comma thousands separators in its integer part. */
+export function withThousands(stx: string): string {
+  const [int, frac] = stx.split('.');
+  return int.replace(/\B(?=(\d{3})+(?!\d))/g, ',') + (frac !== undefined ? '.' + frac : '');
+}
+
+/** Supply in 2050, micro-STX (the reference's constant). */
+export const TOTAL_STX_2050_MICRO = 2_318_000_000n * 1_000_000n;
+
+export interface SupplyFigures {
+  unlocked_percent: string;
+  total_stx: string;
+  total_stx_year_2050: string;
+  unlocked_stx: string;
+}
+
+/**
+ * The reference's supply figures: the total is the unlocked supply itself, so the percentage is 100.00, or NaN on a
+ * chain with no supply yet.
+ */
+export function supplyFigures(unlocked: bigint): SupplyFigures {
+  const total = unlocked;
+  return {
+    unlocked_percent: total === 0n ? 'NaN' : ((Number(unlocked) / Number(total)) * 100).toFixed(2),
+    total_stx: microStxToStx(total),
+    total_stx_year_2050: microStxToStx(TOTAL_STX_2050_MICRO),
+    unlocked_stx: microStxToStx(unlocked),
+  };
+}

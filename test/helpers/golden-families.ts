@@ -94,7 +94,7 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'supply-info',
     capability: 'C',
     issue: 'explorer & stacking',
-    state: 'not-served',
+    state: 'must-match',
     routes: [
       /^GET \/extended\/v1\/stx_supply(\/legacy_format|\/total\/plain|\/circulating\/plain)?$/,
       new RegExp(`^GET /extended/v1/info/(network_block_times|network_block_time/${ID})$`),

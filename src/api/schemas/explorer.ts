@@ -42,3 +42,42 @@ export const UnanchoredTxsResponse = component(
   'UnanchoredTransactions',
   z.object({ total: Count, results: z.array(MinedTx) }),
 );
+
+const StxDecimal = z.string().regex(/^-?\d+\.\d{6}$/).describe('STX, 6 decimals');
+const StxFormatted = z.string().regex(/^-?\d{1,3}(,\d{3})*\.\d{6}$/).describe('STX, 6 decimals, comma thousands separators');
+const Percent = z.string().regex(/^(\d+\.\d{2}|NaN)$/).describe('percentage with 2 decimals (`NaN` while the supply is 0)');
+
+export const StxSupplyResponse = component(
+  'StxSupply',
+  z.object({
+    unlocked_percent: Percent,
+    total_stx: StxDecimal.describe('the circulating supply at the height (equals unlocked_stx)'),
+    total_stx_year_2050: StxDecimal,
+    unlocked_stx: StxDecimal.describe('STX minted or unlocked up to the height, less burns'),
+    block_height: Count,
+  }),
+);
+
+export const StxSupplyLegacyResponse = component(
+  'StxSupplyLegacy',
+  z.object({
+    unlockedPercent: Percent,
+    totalStacks: StxDecimal,
+    totalStacksFormatted: StxFormatted,
+    totalStacksYear2050: StxDecimal,
+    totalStacksYear2050Formatted: StxFormatted,
+    unlockedSupply: StxDecimal,
+    unlockedSupplyFormatted: StxFormatted,
+    blockHeight: z.string().regex(/^\d+$/),
+  }),
+);
+
+export const NetworkBlockTimesResponse = component(
+  'NetworkBlockTimes',
+  z.object({
+    mainnet: z.object({ target_block_time: Count }),
+    testnet: z.object({ target_block_time: Count }),
+  }),
+);
+
+export const NetworkBlockTimeResponse = component('NetworkBlockTime', z.object({ target_block_time: Count.describe('seconds') }));
