@@ -11,10 +11,11 @@ import { addressEndpoints } from './routes/extended/addresses.js';
 import { txListEndpoints } from './routes/extended/tx-lists.js';
 import { microblockEndpoints } from './routes/extended/microblocks.js';
 import { supplyEndpoints } from './routes/extended/supply.js';
+import { searchEndpoints } from './routes/extended/search.js';
 import { openApiEndpoints } from './routes/docs.js';
 
 export function allEndpoints(): readonly Endpoint[] {
-  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...txListEndpoints, ...microblockEndpoints, ...supplyEndpoints, ...eventEndpoints, ...addressEndpoints, ...openApiEndpoints];
+  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...txListEndpoints, ...microblockEndpoints, ...supplyEndpoints, ...searchEndpoints, ...eventEndpoints, ...addressEndpoints, ...openApiEndpoints];
 }
 
 export const TAGS = [
@@ -23,6 +24,7 @@ export const TAGS = [
   { name: 'Transactions', description: 'Mined transactions' },
   { name: 'Mempool', description: 'Pending transactions' },
   { name: 'Microblocks', description: 'Microblocks streamed between anchored blocks (before Nakamoto)' },
+  { name: 'Search', description: 'Find a block, transaction, contract or address' },
   { name: 'Events', description: 'Transaction events' },
   { name: 'Smart Contracts', description: 'Deployed contracts and their events' },
   { name: 'Accounts', description: 'Balances and transfers of an address or contract' },

@@ -104,7 +104,7 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'search',
     capability: 'C',
     issue: 'explorer & stacking',
-    state: 'not-served',
+    state: 'must-match',
     routes: [new RegExp(`^GET /extended/v1/search/${ID}$`)],
   },
   {

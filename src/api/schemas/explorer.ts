@@ -1,7 +1,9 @@
 /** Explorer views (src/api/routes/extended/tx-lists.ts, microblocks.ts, supply.ts, search.ts, contracts.ts). */
 import { z } from 'zod';
 import { Count, Hash, HashOrEmpty, Hex, IsoTimeOrEmpty, TxId, component } from './common.js';
-import { MinedTx } from './txs.js';
+import { MempoolTx, MinedTx } from './txs.js';
+import { LegacyBlock } from './blocks.js';
+import { StxBalanceResponse } from './addresses.js';
 
 export const TxListResponse = component(
   'TransactionList',
@@ -81,3 +83,42 @@ export const NetworkBlockTimesResponse = component(
 );
 
 export const NetworkBlockTimeResponse = component('NetworkBlockTime', z.object({ target_block_time: Count.describe('seconds') }));
+
+const searchTxData = {
+  canonical: z.boolean(),
+  block_hash: z.string(),
+  burn_block_time: z.int(),
+  block_height: z.int(),
+  tx_type: z.string(),
+};
+
+export const SearchResponse = component(
+  'SearchResult',
+  z.object({
+    found: z.literal(true),
+    result: z.union([
+      z.object({ entity_id: TxId, entity_type: z.literal('tx_id'), tx_data: z.object(searchTxData), metadata: MinedTx.optional() }),
+      z.object({
+        entity_id: TxId,
+        entity_type: z.literal('mempool_tx_id'),
+        tx_data: z.object({ tx_type: z.string() }),
+        metadata: MempoolTx.optional(),
+      }),
+      z.object({
+        entity_id: Hash,
+        entity_type: z.literal('block_hash'),
+        block_data: z.object({ canonical: z.boolean(), hash: Hash, parent_block_hash: Hash, burn_block_time: z.int(), height: z.int() }),
+        metadata: LegacyBlock.optional(),
+      }),
+      z.object({
+        entity_id: z.string(),
+        entity_type: z.literal('contract_address'),
+        tx_data: z
+          .object({ tx_type: z.string(), tx_id: TxId, ...z.object(searchTxData).omit({ tx_type: true }).partial().shape })
+          .optional(),
+        metadata: z.union([MinedTx, MempoolTx]).optional(),
+      }),
+      z.object({ entity_id: z.string(), entity_type: z.literal('standard_address'), metadata: StxBalanceResponse.optional() }),
+    ]),
+  }),
+);
