@@ -12,10 +12,11 @@ import { txListEndpoints } from './routes/extended/tx-lists.js';
 import { microblockEndpoints } from './routes/extended/microblocks.js';
 import { supplyEndpoints } from './routes/extended/supply.js';
 import { searchEndpoints } from './routes/extended/search.js';
+import { contractListEndpoints } from './routes/extended/contracts.js';
 import { openApiEndpoints } from './routes/docs.js';
 
 export function allEndpoints(): readonly Endpoint[] {
-  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...txListEndpoints, ...microblockEndpoints, ...supplyEndpoints, ...searchEndpoints, ...eventEndpoints, ...addressEndpoints, ...openApiEndpoints];
+  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...txListEndpoints, ...microblockEndpoints, ...supplyEndpoints, ...searchEndpoints, ...contractListEndpoints, ...eventEndpoints, ...addressEndpoints, ...openApiEndpoints];
 }
 
 export const TAGS = [

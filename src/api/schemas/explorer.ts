@@ -1,7 +1,7 @@
 /** Explorer views (src/api/routes/extended/tx-lists.ts, microblocks.ts, supply.ts, search.ts, contracts.ts). */
 import { z } from 'zod';
 import { Count, Hash, HashOrEmpty, Hex, IsoTimeOrEmpty, TxId, component } from './common.js';
-import { MempoolTx, MinedTx } from './txs.js';
+import { ContractResponse, MempoolTx, MinedTx } from './txs.js';
 import { LegacyBlock } from './blocks.js';
 import { StxBalanceResponse } from './addresses.js';
 
@@ -121,4 +121,30 @@ export const SearchResponse = component(
       z.object({ entity_id: z.string(), entity_type: z.literal('standard_address'), metadata: StxBalanceResponse.optional() }),
     ]),
   }),
+);
+
+export const ContractListResponse = component(
+  'ContractList',
+  z.object({ limit: Count, offset: Count, results: z.array(ContractResponse) }),
+);
+
+export const ContractStatusResponse = component(
+  'SmartContractStatusList',
+  z
+    .record(
+      z.string(),
+      z.union([
+        z.object({
+          found: z.literal(true),
+          result: z.object({
+            contract_id: z.string(),
+            tx_id: TxId,
+            status: z.string().describe('the deploy tx status (`pending` in the mempool)'),
+            block_height: z.int().optional().describe('absent for a pending deploy'),
+          }),
+        }),
+        z.object({ found: z.literal(false) }),
+      ]),
+    )
+    .describe('Keyed by the requested contract ids'),
 );
