@@ -331,6 +331,11 @@ async function fullSet(base: string, dbUrl: string | undefined, txIds: string[],
     { name: '/extended/v1/tx/mempool?limit=30', path: '/extended/v1/tx/mempool?limit=30', cached: false },
     { name: '/extended/v1/address/{busiest}/stx', path: `/extended/v1/address/${address}/stx`, cached: false },
     { name: '/extended/v1/address/{busiest}/mempool', path: `/extended/v1/address/${address}/mempool`, cached: false },
+    { name: '/extended/v1/tx?limit=50', path: '/extended/v1/tx?limit=50', cached: false },
+    { name: '/extended/v1/tx?from_address={busiest}&type=token_transfer', path: `/extended/v1/tx?from_address=${address}&type=token_transfer`, cached: false },
+    { name: '/extended/v1/search/{mid tx}', path: `/extended/v1/search/${midTx}`, cached: false },
+    { name: '/extended/v1/stx_supply', path: '/extended/v1/stx_supply', cached: false },
+    { name: '/extended/v1/stx_supply?height={mid}', path: `/extended/v1/stx_supply?height=${mid}`, cached: false },
   ];
   if (dbUrl) {
     const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });
