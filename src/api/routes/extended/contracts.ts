@@ -2,7 +2,7 @@
  * Contract lists: GET /extended/v1/contract/by_trait, /extended/v2/smart-contracts/status.
  */
 import { z } from 'zod';
-import { endpoint, notFound } from '../../endpoint.js';
+import { badRequest, endpoint, notFound } from '../../endpoint.js';
 import { List, REF_CONTRACT_PATTERN, paging } from '../../schemas/params.js';
 import { ContractListResponse, ContractStatusResponse } from '../../schemas/explorer.js';
 import { jsonbText } from './events.js';
@@ -82,12 +82,17 @@ export const contractListEndpoints = [
     query: z.object({
       contract_id: List(z.string().regex(new RegExp(REF_CONTRACT_PATTERN)))
         .min(1)
-        .describe('Contract ids, repeated or comma-separated'),
+        .describe('Contract ids, repeated (a comma is not a separator here: 400)'),
     }),
     response: ContractStatusResponse,
     responseDescription: 'Status per contract id',
     errors: [400, 503],
-    handler: async ({ query: q }, { sql }) => {
+    handler: async ({ query: q, req }, { sql }) => {
+      // The reference takes `contract_id` as repeated values only: a comma makes the value fail its contract-id
+      // pattern (a 400), where the router would split it like other list parameters.
+      if (new URLSearchParams(req.rawQuery ?? '').getAll('contract_id').some((v) => v.includes(','))) {
+        badRequest(`querystring/contract_id must match pattern "${REF_CONTRACT_PATTERN}"`);
+      }
       const ids = [...new Set(q.contract_id)];
       const rows = await lists.contractStatuses(sql, ids);
       const out: Record<string, unknown> = {};
