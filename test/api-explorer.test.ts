@@ -232,4 +232,48 @@ describe('GET /extended/v1/tx on a generated chain', () => {
       anchored.body.results.slice(0, 50 - n.n).map((t) => t.tx_id),
     );
   });
+
+  it('search: a tx id, a pending tx, a block hash (any case, without 0x), a contract, an address, a bad term', async () => {
+    const sql = svc.db.sql;
+    const [tx] = await sql<{ tx_id: string }[]>`SELECT tx_id FROM txs WHERE canonical AND microblock_canonical AND index_block_hash <> '' LIMIT 1`;
+    const [pending] = await sql<{ tx_id: string }[]>`
+      SELECT tx_id FROM mempool_txs m WHERE NOT pruned AND NOT EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = m.tx_id) LIMIT 1`;
+    const [block] = await sql<{ block_hash: string; block_height: number }[]>`
+      SELECT block_hash, block_height::int FROM blocks WHERE canonical ORDER BY block_height DESC LIMIT 1`;
+    const [contract] = await sql<{ id: string }[]>`
+      SELECT smart_contract_contract_id AS id FROM txs WHERE smart_contract_contract_id IS NOT NULL AND canonical LIMIT 1`;
+    const [sender] = await sql<{ a: string }[]>`SELECT sender_address AS a FROM txs LIMIT 1`;
+    const search = async (term: string, query = '') => {
+      const res = await fetch(`${svc.api}/extended/v1/search/${encodeURIComponent(term)}${query}`);
+      return { status: res.status, body: (await res.json()) as { found: boolean; result: Record<string, any> } };
+    };
+    expect((await search(tx.tx_id)).body.result.entity_type).toBe('tx_id');
+    const withMeta = await search(tx.tx_id.slice(2).toUpperCase(), '?include_metadata=true');
+    expect(withMeta.body.result.entity_id).toBe(tx.tx_id);
+    expect(withMeta.body.result.metadata.tx_id).toBe(tx.tx_id);
+    if (pending) expect((await search(pending.tx_id)).body.result).toMatchObject({ entity_type: 'mempool_tx_id' });
+    const b = await search(block.block_hash, '?include_metadata=true');
+    expect(b.body.result).toMatchObject({ entity_type: 'block_hash', block_data: { height: block.block_height, canonical: true } });
+    expect(b.body.result.metadata.hash).toBe(block.block_hash);
+    if (contract) expect((await search(contract.id)).body.result).toMatchObject({ entity_type: 'contract_address', entity_id: contract.id });
+    const addr = await search(` ${sender.a}`, '?include_metadata=true');
+    expect(addr.body.result).toMatchObject({ entity_type: 'standard_address', entity_id: sender.a });
+    expect(addr.body.result.metadata.balance).toMatch(/^-?\d+$/);
+    expect((await search('0x' + 'f'.repeat(64))).status).toBe(404);
+    expect((await search('notanaddress')).status).toBe(404);
+  });
+
+  it('microblocks: the list pages txs (limit counts txs) and each microblock lists its canonical txs', async () => {
+    const all = (await get('/extended/v1/microblock?limit=200')).body.results as unknown as { microblock_hash: string; txs: string[] }[];
+    expect(all.length).toBeGreaterThan(0);
+    const txCount = all.reduce((n, m) => n + m.txs.length, 0);
+    const one = (await get('/extended/v1/microblock?limit=1')).body.results as unknown as { txs: string[] }[];
+    expect(one).toHaveLength(1);
+    expect(one[0].txs).toHaveLength(1);
+    const firstTxs = (await get(`/extended/v1/microblock?limit=${txCount}`)).body.results as unknown as { txs: string[] }[];
+    expect(firstTxs.reduce((n, m) => n + m.txs.length, 0)).toBe(txCount);
+    const m = all[0];
+    const single = await fetch(`${svc.api}/extended/v1/microblock/${m.microblock_hash.toUpperCase().replace('0X', '0x')}`);
+    expect(((await single.json()) as { txs: string[] }).txs).toEqual(m.txs);
+  });
 });
