@@ -359,6 +359,11 @@ async function fullSet(base: string, dbUrl: string | undefined, txIds: string[],
     { name: '/extended/v2/pox/cycles', path: '/extended/v2/pox/cycles', cached: false },
     { name: '/extended/v1/pox4/events', path: '/extended/v1/pox4/events', cached: false },
     { name: '/extended/v1/burnchain/rewards', path: '/extended/v1/burnchain/rewards', cached: false },
+    { name: '/extended/v1/tx?limit=50', path: '/extended/v1/tx?limit=50', cached: false },
+    { name: '/extended/v1/tx?from_address={busiest}&type=token_transfer', path: `/extended/v1/tx?from_address=${address}&type=token_transfer`, cached: false },
+    { name: '/extended/v1/search/{mid tx}', path: `/extended/v1/search/${midTx}`, cached: false },
+    { name: '/extended/v1/stx_supply', path: '/extended/v1/stx_supply', cached: false },
+    { name: '/extended/v1/stx_supply?height={mid}', path: `/extended/v1/stx_supply?height=${mid}`, cached: false },
   ];
   // BNS: the first name there is (a chain without names measures the not-found path)
   const names = (await getJson(`${base}/v1/names`)) as unknown as string[];

@@ -14,6 +14,11 @@ import { burnchainEndpoints } from './routes/extended/burnchain.js';
 import { poxCycleEndpoints, poxEndpoints } from './routes/extended/pox.js';
 import { accountEndpoints } from './routes/extended/accounts.js';
 import { feeEndpoints } from './routes/extended/fees.js';
+import { txListEndpoints } from './routes/extended/tx-lists.js';
+import { microblockEndpoints } from './routes/extended/microblocks.js';
+import { supplyEndpoints } from './routes/extended/supply.js';
+import { searchEndpoints } from './routes/extended/search.js';
+import { contractListEndpoints } from './routes/extended/contracts.js';
 import { openApiEndpoints } from './routes/docs.js';
 import { bnsEndpoints } from './routes/bns/index.js';
 
@@ -22,6 +27,11 @@ export function allEndpoints(): readonly Endpoint[] {
     ...statusEndpoints,
     ...blockEndpoints,
     ...txEndpoints,
+    ...txListEndpoints,
+    ...microblockEndpoints,
+    ...supplyEndpoints,
+    ...searchEndpoints,
+    ...contractListEndpoints,
     ...eventEndpoints,
     ...addressEndpoints,
     ...accountEndpoints,
@@ -41,6 +51,8 @@ export const TAGS = [
   { name: 'Blocks', description: 'Anchored blocks' },
   { name: 'Transactions', description: 'Mined transactions' },
   { name: 'Mempool', description: 'Pending transactions' },
+  { name: 'Microblocks', description: 'Microblocks streamed between anchored blocks (before Nakamoto)' },
+  { name: 'Search', description: 'Find a block, transaction, contract or address' },
   { name: 'Events', description: 'Transaction events' },
   { name: 'Smart Contracts', description: 'Deployed contracts and their events' },
   { name: 'Accounts', description: 'Balances and transfers of an address or contract' },

@@ -501,7 +501,7 @@ async function ingestMicroblocks(tx: Tx, u: Extract<ChainUpdate, { kind: 'microb
     SELECT * FROM microblocks WHERE parent_index_block_hash = ${u.parentIndexBlockHash} AND index_block_hash = ''`;
   const known = new Set(existing.map((m) => m.microblock_hash));
   const incoming = u.microblocks.filter((m) => !known.has(m.microblock_hash));
-  if (!incoming.length) return;
+  if (!incoming.length) return countStreamed(tx, u.microblocks.length);
   // Gap check: walk from the newest microblock back to sequence 0.
   const chain = new Map<string, { microblock_parent_hash: string; microblock_sequence: number }>(
     [...existing.filter((m) => m.microblock_canonical), ...incoming].map((m) => [m.microblock_hash, m]),
@@ -558,6 +558,12 @@ async function ingestMicroblocks(tx: Tx, u: Extract<ChainUpdate, { kind: 'microb
   await tx`SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK})`;
   await mempoolRestore(tx, [...new Set(result.unconfirmedOrphans)], tip.block_height, seq, result);
   await mempoolPrune(tx, [...new Set(u.txs.map((t) => t.tx_id))]);
+  await countStreamed(tx, u.microblocks.length);
+}
+
+/** The reference's microblock count: microblocks of every accepted stream message (sql/0022_microblock_count.sql). */
+async function countStreamed(tx: Tx, n: number): Promise<void> {
+  await tx`UPDATE microblock_stream_count SET n = n + ${n}`;
 }
 
 // ------------------------------------------------------------------------------------------------

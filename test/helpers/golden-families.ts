@@ -88,7 +88,7 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'tx-lists',
     capability: 'C',
     issue: 'explorer & stacking',
-    state: 'not-served',
+    state: 'must-match',
     routes: [
       /^GET \/extended\/v1\/tx$/,
       /^GET \/extended\/v1\/tx\/mempool\/dropped$/,
@@ -119,14 +119,14 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'microblocks',
     capability: 'C',
     issue: 'explorer & stacking',
-    state: 'not-served',
+    state: 'must-match',
     routes: [new RegExp(`^GET /extended/v1/microblock(/unanchored/txs|/${ID})?$`)],
   },
   {
     name: 'supply-info',
     capability: 'C',
     issue: 'explorer & stacking',
-    state: 'not-served',
+    state: 'must-match',
     routes: [
       /^GET \/extended\/v1\/stx_supply(\/legacy_format|\/total\/plain|\/circulating\/plain)?$/,
       new RegExp(`^GET /extended/v1/info/(network_block_times|network_block_time/${ID})$`),
@@ -136,7 +136,7 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'search',
     capability: 'C',
     issue: 'explorer & stacking',
-    state: 'not-served',
+    state: 'must-match',
     routes: [new RegExp(`^GET /extended/v1/search/${ID}$`)],
   },
   {
