@@ -8,15 +8,18 @@ import { blockEndpoints } from './routes/extended/blocks.js';
 import { txEndpoints } from './routes/extended/txs.js';
 import { eventEndpoints } from './routes/extended/events.js';
 import { addressEndpoints } from './routes/extended/addresses.js';
+import { burnBlockEndpoints } from './routes/extended/burn-blocks.js';
+import { nakamotoEndpoints } from './routes/extended/nakamoto.js';
 import { openApiEndpoints } from './routes/docs.js';
 
 export function allEndpoints(): readonly Endpoint[] {
-  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...eventEndpoints, ...addressEndpoints, ...openApiEndpoints];
+  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...eventEndpoints, ...addressEndpoints, ...burnBlockEndpoints, ...nakamotoEndpoints, ...openApiEndpoints];
 }
 
 export const TAGS = [
   { name: 'Info', description: 'Service status and this documentation' },
   { name: 'Blocks', description: 'Anchored blocks' },
+  { name: 'Burn Blocks', description: 'Bitcoin blocks and the Stacks blocks they carry' },
   { name: 'Transactions', description: 'Mined transactions' },
   { name: 'Mempool', description: 'Pending transactions' },
   { name: 'Events', description: 'Transaction events' },

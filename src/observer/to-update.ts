@@ -252,6 +252,7 @@ export function blockUpdate(msg: NewBlockMessage): ChainUpdate {
       cycle_number: msg.cycle_number ?? null,
       signer_bitvec: msg.signer_bitvec ?? null,
       signer_signature_hash: msg.signer_signature_hash ? normalizeHex(msg.signer_signature_hash) : null,
+      signer_signatures: msg.signer_signature?.map(normalizeHex) ?? null,
       // the reference counts every tx of the message, including a burnchain-op tx it could not rebuild
       tx_count: msg.transactions.length,
       ...blockCost,
