@@ -7,7 +7,8 @@
 ALTER TABLE blocks ADD COLUMN IF NOT EXISTS signer_signatures text[];
 
 -- Backfill from the stored node messages: the message of each stored block (the key filter is textual, cheap, and
--- exact: `"signer_signature_hash"` does not contain `"signer_signature"` with its closing quote).
+-- exact: `"signer_signature_hash"` does not contain `"signer_signature"` with its closing quote); the first message
+-- of a block wins, as on ingest (a block re-sent in another encoding is not stored again).
 UPDATE blocks b
 SET signer_signatures = s.sigs
 FROM (
@@ -20,11 +21,13 @@ FROM (
         FROM json_array_elements_text(j->'signer_signature') WITH ORDINALITY AS t(x, n)
         ORDER BY n
       ) AS sigs
-    FROM event_log e, LATERAL (SELECT e.body::json AS j) m
+    -- a body may escape NUL (\u0000, e.g. inside a Clarity string) which PostgreSQL's JSON operators refuse to
+    -- decode: it is made \u0001 first (this only touches string contents, never the keys read here)
+    FROM event_log e, LATERAL (SELECT replace(e.body, '\u0000', '\u0001')::json AS j) m
     WHERE e.path = '/new_block' AND e.body LIKE '%"signer_signature"%'
       AND json_typeof(j->'signer_signature') = 'array'
   ) r
-  ORDER BY ibh, id DESC
+  ORDER BY ibh, id
 ) s
 WHERE b.index_block_hash = s.ibh AND b.signer_signatures IS NULL;
 
