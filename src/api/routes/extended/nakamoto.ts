@@ -7,8 +7,7 @@ import { endpoint, notFound } from '../../endpoint.js';
 import { Height, HeightOrHash, Offset, blockRef, paging } from '../../schemas/params.js';
 import { BlockListResponse } from '../../schemas/blocks.js';
 import { AverageBlockTimesResponse, SignerSignatureListResponse } from '../../schemas/nakamoto.js';
-import { blockV2Json } from '../../serialize-blocks.js';
-import { averageBlockTimesJson } from '../../serialize-nakamoto.js';
+import { averageBlockTimesJson, blockPageJson } from '../../serialize-nakamoto.js';
 import * as tenures from '../../../store/tenures.js';
 import { PageLimit } from './burn-blocks.js';
 
@@ -73,15 +72,7 @@ export const nakamotoEndpoints = [
       const cursor = query.cursor?.toLowerCase();
       const page = await tenures.tenureBlockPage(sql, params.tenure_height, { ...query, cursor });
       if (!page.cursorFound) notFound('Cursor not found');
-      return {
-        limit: query.limit,
-        offset: query.offset,
-        total: page.total,
-        next_cursor: page.next_cursor,
-        prev_cursor: page.prev_cursor,
-        cursor: page.rows[0]?.index_block_hash ?? null,
-        results: page.rows.map(blockV2Json),
-      };
+      return blockPageJson(page, query);
     },
   }),
 ];
