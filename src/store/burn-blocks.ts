@@ -5,7 +5,7 @@
  */
 import type { Sql } from './connect.js';
 import { chainTip } from './chain-tip.js';
-import { BLOCK_COLUMNS } from './tenures.js';
+import { BLOCK_COLUMNS } from './block-columns.js';
 import type { BlockDbRow } from '../api/serialize-blocks.js';
 
 /** A burn block with the canonical Stacks blocks it carries. */

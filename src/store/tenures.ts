@@ -5,35 +5,10 @@
 import type { Sql } from './connect.js';
 import { chainTip } from './chain-tip.js';
 import { v2BlockPage, type V2BlockPage } from './blocks.js';
+import { BLOCK_COLUMNS } from './block-columns.js';
 import type { BlockDbRow } from '../api/serialize-blocks.js';
 import type { BlockRef } from '../api/schemas/params.js';
 
-/**
- * The columns the block serializers read: block reads of the Nakamoto and burn-block routes name them instead of
- * `SELECT *`, which would also fetch every signer signature of each block.
- */
-export const BLOCK_COLUMNS = [
-  'index_block_hash',
-  'block_hash',
-  'block_height',
-  'block_time',
-  'burn_block_time',
-  'burn_block_hash',
-  'burn_block_height',
-  'parent_index_block_hash',
-  'parent_block_hash',
-  'parent_microblock_hash',
-  'parent_microblock_sequence',
-  'miner_txid',
-  'tenure_height',
-  'tx_count',
-  'execution_cost_read_count',
-  'execution_cost_read_length',
-  'execution_cost_runtime',
-  'execution_cost_write_count',
-  'execution_cost_write_length',
-  'canonical',
-] as const satisfies readonly (keyof BlockDbRow)[];
 
 /**
  * A page of a tenure's canonical blocks, newest first, as the reference's getBlocks with a tenure filter pages them:
