@@ -105,7 +105,7 @@ describe('GET /extended/openapi.json', () => {
     }
   });
 
-  it('marks exactly the three legacy endpoints deprecated', () => {
+  it('marks exactly the legacy endpoints the reference deprecates', () => {
     const deprecated = Object.entries<Json>(doc.paths)
       .filter(([, item]) => item.get?.deprecated === true)
       .map(([p]) => p)
@@ -113,6 +113,7 @@ describe('GET /extended/openapi.json', () => {
     expect(deprecated).toEqual([
       '/extended/v1/address/{principal}/{tx_id}/with_transfers',
       '/extended/v1/block',
+      '/extended/v1/block/by_burn_block_hash/{burn_block_hash}',
       '/extended/v1/block/by_burn_block_height/{burn_block_height}',
     ]);
   });
@@ -266,6 +267,8 @@ describe('documented parameters agree with the handlers', () => {
     height_or_hash: 'latest',
     height: '1',
     burn_block_height: '1',
+    burn_block_hash: '0x' + '0'.repeat(64),
+    tenure_height: '1',
     hash: '0x' + '0'.repeat(64),
     tx_id: '0x' + '1'.repeat(64),
     principal: ADDRESS,
