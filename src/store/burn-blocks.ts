@@ -66,6 +66,12 @@ export async function burnBlockPage(
 
 /** One burn block (canonical Stacks blocks only), or undefined. */
 export async function burnBlockByRef(sql: Sql, ref: BurnBlockRef): Promise<BurnBlockDbRow | undefined> {
+  if ('latest' in ref) {
+    // the burn block of the canonical tip, by its hash (as the reference)
+    const [tip] = await sql<{ burn_block_hash: string }[]>`
+      SELECT burn_block_hash FROM blocks WHERE canonical ORDER BY block_height DESC LIMIT 1`;
+    return tip ? burnBlockByRef(sql, { hash: tip.burn_block_hash }) : undefined;
+  }
   if ('hash' in ref) {
     // by hash: the blocks that name this hash (a burn height reorganised on Bitcoin is another burn block)
     const [row] = await sql<BurnBlockDbRow[]>`
@@ -81,9 +87,8 @@ export async function burnBlockByRef(sql: Sql, ref: BurnBlockRef): Promise<BurnB
       FROM b HAVING count(*) > 0`;
     return row;
   }
-  const height = 'latest' in ref ? (await chainTip(sql))?.burn_block_height : ref.height;
-  if (height === undefined || !Number.isSafeInteger(height)) return undefined;
-  const [row] = await burnBlockStats(sql, [height]);
+  if (!Number.isSafeInteger(ref.height)) return undefined;
+  const [row] = await burnBlockStats(sql, [ref.height]);
   return row;
 }
 
