@@ -19,6 +19,8 @@ import { microblockEndpoints } from './routes/extended/microblocks.js';
 import { supplyEndpoints } from './routes/extended/supply.js';
 import { searchEndpoints } from './routes/extended/search.js';
 import { contractListEndpoints } from './routes/extended/contracts.js';
+import { burnBlockEndpoints } from './routes/extended/burn-blocks.js';
+import { nakamotoEndpoints } from './routes/extended/nakamoto.js';
 import { openApiEndpoints } from './routes/docs.js';
 import { bnsEndpoints } from './routes/bns/index.js';
 
@@ -26,6 +28,8 @@ export function allEndpoints(): readonly Endpoint[] {
   return [
     ...statusEndpoints,
     ...blockEndpoints,
+    ...burnBlockEndpoints,
+    ...nakamotoEndpoints,
     ...txEndpoints,
     ...txListEndpoints,
     ...microblockEndpoints,
@@ -49,6 +53,7 @@ export function allEndpoints(): readonly Endpoint[] {
 export const TAGS = [
   { name: 'Info', description: 'Service status and this documentation' },
   { name: 'Blocks', description: 'Anchored blocks' },
+  { name: 'Burn Blocks', description: 'Bitcoin blocks and the Stacks blocks they carry' },
   { name: 'Transactions', description: 'Mined transactions' },
   { name: 'Mempool', description: 'Pending transactions' },
   { name: 'Microblocks', description: 'Microblocks streamed between anchored blocks (before Nakamoto)' },

@@ -256,6 +256,7 @@ export function blockUpdate(msg: NewBlockMessage): ChainUpdate {
       // the reference stores no bitvec for an empty one (it reads `tenure_height` -1 only when a bitvec is present)
       signer_bitvec: msg.signer_bitvec ? msg.signer_bitvec : null,
       signer_signature_hash: msg.signer_signature_hash ? normalizeHex(msg.signer_signature_hash) : null,
+      signer_signatures: msg.signer_signature?.map(normalizeHex) ?? null,
       // the reference counts every tx of the message, including a burnchain-op tx it could not rebuild
       tx_count: msg.transactions.length,
       ...blockCost,

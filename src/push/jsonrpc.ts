@@ -40,6 +40,8 @@ const EVENTS = [
   'address_ft_balance_update',
   'address_nft_event',
   'bns_name_update',
+  'burn_block',
+  'tenure',
 ] as const;
 
 class RpcError extends Error {
@@ -69,6 +71,10 @@ function topicOf(params: Json | undefined): { room: string; result: Json } {
       return { room: event, result: {} };
     case 'nft_event':
       return { room: rooms.nftEvent, result: {} };
+    case 'burn_block':
+      return { room: rooms.burnBlock, result: {} };
+    case 'tenure':
+      return { room: rooms.tenure, result: {} };
     case 'tx_update': {
       const raw = str('tx_id');
       if (!TX_ID_RE.test(raw)) throw invalidParams('invalid tx_id');
@@ -133,6 +139,10 @@ export function notificationOf(m: PublishedMessage): { method: string; params: u
       return { method: kind, params: m.args[0] };
     case 'nft-event':
       return { method: 'nft_event', params: m.args[0] };
+    case 'burn-block':
+      return { method: 'burn_block', params: m.args[0] };
+    case 'tenure':
+      return { method: 'tenure', params: m.args[0] };
     case 'transaction':
       return { method: 'tx_update', params: m.args[0] };
     case 'nft-asset-event':

@@ -34,6 +34,7 @@ import { bnsNamesTouched, currentNames } from '../store/bns.js';
 import { nameInfo, v2NameInfo } from '../api/routes/bns/serialize.js';
 import { bnsV2Names } from '../store/bns-v2.js';
 import { ALL_ROOMS, type RoomFilter } from './interest.js';
+import { chainHeartbeatMessages } from './chain-heartbeat.js';
 
 /** One message for one room. The Socket.IO event name is `event` (the room name, or `reorg`). */
 export interface PushMessage {
@@ -194,6 +195,9 @@ export async function buildMessages(
           meta: { height: b.block_height, index_block_hash: b.index_block_hash },
         });
       }
+      if (early && out.length) await early(out.splice(0));
+      // issue 16: the burn-block and tenure rooms (src/push/chain-heartbeat.ts), right after the block
+      out.push(...(await chainHeartbeatMessages(sql, b, { orphaned: result.orphanedBlocks, restored: result.restoredBlocks }, want)));
       if (early && out.length) await early(out.splice(0));
       const moved = [...result.orphanedBlocks, ...result.restoredBlocks];
       const movedTxs = await changes.txIdsOfBlocks(sql, moved);

@@ -4,13 +4,15 @@
  */
 import { isPrincipal } from '../api/schemas/params.js';
 
-export const STATIC_ROOMS = ['block', 'microblock', 'mempool', 'nft-event'] as const;
+export const STATIC_ROOMS = ['block', 'microblock', 'mempool', 'nft-event', 'burn-block', 'tenure'] as const;
 
 export const rooms = {
   block: 'block',
   microblock: 'microblock',
   mempool: 'mempool',
   nftEvent: 'nft-event',
+  burnBlock: 'burn-block',
+  tenure: 'tenure',
   transaction: (txId: string) => `transaction:${txId}`,
   addressTransaction: (principal: string) => `address-transaction:${principal}`,
   addressStxBalance: (principal: string) => `address-stx-balance:${principal}`,

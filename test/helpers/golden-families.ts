@@ -101,7 +101,7 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'nakamoto',
     capability: 'C',
     issue: 'explorer & stacking',
-    state: 'not-served',
+    state: 'must-match',
     routes: [
       /^GET \/extended\/v2\/blocks\/average-times$/,
       new RegExp(`^GET /extended/v2/blocks/${ID}/signer-signatures$`),
@@ -112,7 +112,7 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'burn-blocks',
     capability: 'C',
     issue: 'explorer & stacking',
-    state: 'not-served',
+    state: 'must-match',
     routes: [new RegExp(`^GET /extended/v2/burn-blocks(/${ID}(/blocks)?)?$`), new RegExp(`^GET /extended/v1/block/by_burn_block_hash/${ID}$`)],
   },
   {
