@@ -61,6 +61,12 @@ describe('query coercion and validation', () => {
     expect(message(s, '')).toBe("querystring must have required property 'tx_id'");
   });
 
+  it('a repeated-only list keeps commas in its values (for its item schema to judge)', () => {
+    const s = z.object({ id: List(z.string().regex(/^[a-z]+$/), { repeatedOnly: true }).min(1) });
+    expect(parseQuery(s, 'id=a&id=b')).toMatchObject({ ok: true, query: { id: ['a', 'b'] } });
+    expect(message(s, 'id=a,b')).toMatch(/^querystring\/id\/0 must match pattern/);
+  });
+
   it('custom messages carry the label (principal anyOf form)', () => {
     const s = z.object({ principal: PrincipalParam });
     const r = parseInput({ params: s }, { params: { principal: 'nope' } });

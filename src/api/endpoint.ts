@@ -148,9 +148,15 @@ function coerce(s: z.ZodType, value: string): unknown {
   return candidates(s, value)[0];
 }
 
+/**
+ * Item schemas of lists whose values are taken as repeated only (a comma is part of the value, not a separator). The
+ * mark is on the item: `.min()` / `.describe()` on the list make new list schemas, with the same item.
+ */
+export const REPEATED_ONLY = new WeakSet<z.ZodType>();
+
 function coerceList(s: z.ZodType, values: string[]): unknown[] {
   const item = defOf(base(s)).element;
-  const parts = values.flatMap((v) => v.split(','));
+  const parts = item && REPEATED_ONLY.has(item) ? values : values.flatMap((v) => v.split(','));
   return item ? parts.map((p) => coerce(item, p)) : parts;
 }
 

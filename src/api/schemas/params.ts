@@ -4,7 +4,7 @@
  * stands for the parameter (`params/principal`). Every schema carries its OpenAPI description.
  */
 import { z } from 'zod';
-import { LABEL } from '../endpoint.js';
+import { LABEL, REPEATED_ONLY } from '../endpoint.js';
 
 const C32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const C32_CLASS = '0-9A-HJKMNP-TV-Z';
@@ -126,7 +126,11 @@ export function blockRef(v: 'latest' | number | string): BlockRef {
   return { hash: normalizeHash(v) };
 }
 
-/** A list query parameter: repeated (`?x=a&x=b`) and/or comma-separated. */
-export function List<T extends z.ZodType>(item: T) {
+/**
+ * A list query parameter: repeated (`?x=a&x=b`) and/or comma-separated; with `{ repeatedOnly: true }` repeated only
+ * (a comma stays in the value, which its item schema then judges).
+ */
+export function List<T extends z.ZodType>(item: T, opts: { repeatedOnly?: boolean } = {}) {
+  if (opts.repeatedOnly) REPEATED_ONLY.add(item);
   return z.array(item);
 }

@@ -80,19 +80,15 @@ export const contractListEndpoints = [
     description: 'Per contract id: its canonical deploy tx (status, height), else its pending deploy, else `found: false`.',
     tags: ['Smart Contracts'],
     query: z.object({
-      contract_id: List(z.string().regex(new RegExp(REF_CONTRACT_PATTERN)))
+      // the reference takes repeated values only: a comma makes the value fail its contract-id pattern (a 400)
+      contract_id: List(z.string().regex(new RegExp(REF_CONTRACT_PATTERN)).refine((v) => !v.includes(','), { error: `{label} must match pattern "${REF_CONTRACT_PATTERN}"` }), { repeatedOnly: true })
         .min(1)
         .describe('Contract ids, repeated (a comma is not a separator here: 400)'),
     }),
     response: ContractStatusResponse,
     responseDescription: 'Status per contract id',
     errors: [400, 503],
-    handler: async ({ query: q, req }, { sql }) => {
-      // The reference takes `contract_id` as repeated values only: a comma makes the value fail its contract-id
-      // pattern (a 400), where the router would split it like other list parameters.
-      if (new URLSearchParams(req.rawQuery ?? '').getAll('contract_id').some((v) => v.includes(','))) {
-        badRequest(`querystring/contract_id must match pattern "${REF_CONTRACT_PATTERN}"`);
-      }
+    handler: async ({ query: q }, { sql }) => {
       const ids = [...new Set(q.contract_id)];
       const rows = await lists.contractStatuses(sql, ids);
       const out: Record<string, unknown> = {};
