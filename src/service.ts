@@ -108,7 +108,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     if (config.apiMode !== 'ingest') {
       access = await createAccessControl(config, db.sql, log);
       const { app, router, cache } = createApiApp(
-        { sql: db.read, log, serverVersion: `stacks-pulse v${packageVersion()}` },
+        { sql: db.read, log, serverVersion: `stacks-pulse v${packageVersion()}`, chainId, nodePool: () => nodeProxy?.pool },
         { log, trustProxy: config.trustProxy, access: access.access, pushMetrics: () => push?.server?.metrics() },
       );
       nodeProxy = installNodeProxy(app, router, {

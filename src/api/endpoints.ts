@@ -9,9 +9,10 @@ import { txEndpoints } from './routes/extended/txs.js';
 import { eventEndpoints } from './routes/extended/events.js';
 import { addressEndpoints } from './routes/extended/addresses.js';
 import { openApiEndpoints } from './routes/docs.js';
+import { rosettaEndpoints } from './routes/rosetta/index.js';
 
 export function allEndpoints(): readonly Endpoint[] {
-  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...eventEndpoints, ...addressEndpoints, ...openApiEndpoints];
+  return [...statusEndpoints, ...blockEndpoints, ...txEndpoints, ...eventEndpoints, ...addressEndpoints, ...rosettaEndpoints, ...openApiEndpoints];
 }
 
 export const TAGS = [
@@ -22,6 +23,7 @@ export const TAGS = [
   { name: 'Events', description: 'Transaction events' },
   { name: 'Smart Contracts', description: 'Deployed contracts and their events' },
   { name: 'Accounts', description: 'Balances and transfers of an address or contract' },
+  { name: 'Rosetta', description: 'Rosetta (Mesh) 1.4 Data and Construction API under /rosetta/v1 (all POST)' },
   { name: 'Node RPC', description: 'The Stacks node RPC API, proxied to the node pool' },
 ] as const;
 
