@@ -313,6 +313,6 @@ export async function runEndpoint(ep: Endpoint, req: HttpRequest, ctx: ApiContex
 export function registerEndpoints(router: Router, ctx: ApiContext, list: readonly Endpoint[]): void {
   for (const ep of list) {
     if (ep.servedBy) continue;
-    router.add(ep.method, ep.path, (req) => runEndpoint(ep, req, ctx), ep.bodyLimit ? { bodyLimit: ep.bodyLimit } : undefined);
+    router.add(ep.method === 'ANY' ? '*' : ep.method, ep.path, (req) => runEndpoint(ep, req, ctx), ep.bodyLimit ? { bodyLimit: ep.bodyLimit } : undefined);
   }
 }

@@ -11,8 +11,8 @@
  *  then the tx's events (not for block 1, whose boot events the reference leaves out): STX transfers (sender +
  *  receiver), mints, burns, stx_lock; FT events only when FT metadata (symbol, decimals) is known; NFT and print events
  *  add nothing.
- * The sum of a block's STX amounts (fee, transfers, mint, burn, miner_reward) is the STX moved; stx_lock/stx_unlock move
- * STX between the spendable and the locked sub-balance.
+ * The sum of a block's STX amounts (fee, transfers, mint, burn, miner_reward) is the STX moved; stx_lock states an
+ * account's locked amount (absolute, not a delta: a stack-extend repeats it) and stx_unlock releases it (stxDeltas).
  */
 import { createHash } from 'node:crypto';
 import { codec } from './native.js';
@@ -427,13 +427,16 @@ export function rosettaTransaction(tx: OpsTx, ctx: OpsContext): RosettaTransacti
 }
 
 /**
- * The STX a tx's operations move, per account (spendable balance): fees, transfers, mints, burns, miner rewards and
- * stx_unlock / stx_lock (which move between spendable and locked). Failed operations move nothing but the fee.
+ * The STX a tx's operations move, per account (total balance): fees, transfers, mints, burns, miner rewards. Failed
+ * operations move nothing but the fee. stx_lock / stx_unlock do not change the total: an stx_lock states the account's
+ * whole locked amount from then on (a stack-extend repeats it, a stack-increase states the new total), an stx_unlock
+ * releases it; the spendable balance (/account/balance) is the total minus the locked amount.
  */
 export function stxDeltas(ops: RosettaOperation[]): Map<string, bigint> {
   const out = new Map<string, bigint>();
   for (const op of ops) {
     if (!op.amount || op.amount.currency.symbol !== 'STX' || !op.account) continue;
+    if (op.type === 'stx_lock' || op.type === 'stx_unlock') continue;
     if (op.type !== 'fee' && op.status !== 'success') continue;
     const v = BigInt(op.amount.value);
     out.set(op.account.address, (out.get(op.account.address) ?? 0n) + v);

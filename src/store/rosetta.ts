@@ -132,19 +132,24 @@ export async function rosettaUnlocks(sql: Sql, block: RosettaBlockRow): Promise<
         ORDER BY e.locked_address, e.block_height DESC, e.tx_index DESC, e.event_index DESC`),
     );
   }
+  // the newest lock event of each stacker as of this block (a stack-extend / stack-increase supersedes the earlier
+  // one), when its unlock height falls in the window
   rows.push(
     ...(await sql<OpsUnlock[]>`
-      SELECT DISTINCT ON (p.stacker) e.tx_id, p.stacker AS stacker_address, p.locked::text AS unlocked_amount
-      FROM pox_events p
-      JOIN events e ON md5(e.value_hex) = p.value_md5
-        AND e.event_type = 'smart_contract_log' AND e.topic = 'print' AND e.contract_id IN (
-          'SP000000000000000000002Q6VF78.pox-2', 'ST000000000000000000002AMW42H.pox-2',
-          'SP000000000000000000002Q6VF78.pox-3', 'ST000000000000000000002AMW42H.pox-3',
-          'SP000000000000000000002Q6VF78.pox-4', 'ST000000000000000000002AMW42H.pox-4')
-      WHERE e.canonical AND e.microblock_canonical AND e.block_height <= ${block.block_height}
-        AND p.name IN ('stack-stx', 'stack-increase', 'stack-extend', 'delegate-stack-stx', 'delegate-stack-increase', 'delegate-stack-extend')
-        AND p.burnchain_unlock_height <= ${cur} AND p.burnchain_unlock_height > ${prev}
-      ORDER BY p.stacker, e.block_height DESC, e.tx_index DESC, e.event_index DESC`),
+      SELECT tx_id, stacker_address, unlocked_amount FROM (
+        SELECT DISTINCT ON (p.stacker) e.tx_id, p.stacker AS stacker_address, p.locked::text AS unlocked_amount,
+          p.burnchain_unlock_height
+        FROM pox_events p
+        JOIN events e ON md5(e.value_hex) = p.value_md5
+          AND e.event_type = 'smart_contract_log' AND e.topic = 'print' AND e.contract_id IN (
+            'SP000000000000000000002Q6VF78.pox-2', 'ST000000000000000000002AMW42H.pox-2',
+            'SP000000000000000000002Q6VF78.pox-3', 'ST000000000000000000002AMW42H.pox-3',
+            'SP000000000000000000002Q6VF78.pox-4', 'ST000000000000000000002AMW42H.pox-4')
+        WHERE e.canonical AND e.microblock_canonical AND e.block_height <= ${block.block_height}
+          AND p.name IN ('stack-stx', 'stack-increase', 'stack-extend', 'delegate-stack-stx', 'delegate-stack-increase', 'delegate-stack-extend')
+        ORDER BY p.stacker, e.block_height DESC, e.tx_index DESC, e.event_index DESC
+      ) newest
+      WHERE burnchain_unlock_height <= ${cur} AND burnchain_unlock_height > ${prev}`),
   );
   return rows;
 }

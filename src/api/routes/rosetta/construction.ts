@@ -15,6 +15,7 @@ import {
   makeUnsignedSTXTokenTransfer,
   sigHashPreSign,
   AuthType,
+  PayloadType,
   createMessageSignature,
   verifySignature,
   uintCV,
@@ -201,10 +202,11 @@ async function guardNode(fn: () => Promise<unknown>): Promise<unknown> {
 function signersOf(tx: StacksTransactionWire, network: RosettaNetwork): { address: string }[] | undefined {
   const p = tx.payload as unknown as { payloadType: number; recipient?: { value: string }; contractAddress?: { version: number } };
   let version: number;
-  if (p.recipient) {
+  // the reference names signers only for token transfers and contract calls, with the recipient's / contract's version
+  if (p.payloadType === PayloadType.TokenTransfer && p.recipient) {
     const addr = p.recipient.value.split('.')[0];
     version = codec.decodeStacksAddress(addr)[0];
-  } else if (p.contractAddress) version = p.contractAddress.version;
+  } else if (p.payloadType === PayloadType.ContractCall && p.contractAddress) version = p.contractAddress.version;
   else return undefined;
   void network;
   const out: { address: string }[] = [];

@@ -1,0 +1,254 @@
+/**
+ * Rosetta (/rosetta/v1): the operation builder without a database, the error objects, and — against replayed fixtures —
+ * that a block's operations move exactly the STX the /extended answers show, and the reconciliation bar: walking
+ * /block from the genesis block and applying every operation to a ledger gives /account/balance at every block.
+ */
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { readFixture } from './helpers/fixtures.js';
+import { startTestService, replay, type TestService } from './helpers/service.js';
+import { txOperations, rosettaTransaction, stxDeltas, poxAddressToBtc, parseMemo, type OpsTx, type OpsEvent } from '../src/chain/rosetta-ops.js';
+import { ajvStyleMessage, schemaError } from '../src/api/rosetta.js';
+import { AccountBalanceRequest, BlockRequest } from '../src/api/schemas/rosetta.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- loosely typed JSON answers
+type Json = Record<string, any>;
+
+const tx = (over: Partial<OpsTx>): OpsTx => ({
+  tx_id: '0xaa',
+  tx_type: 'token_transfer',
+  status: 'success',
+  fee_rate: '180',
+  sender_address: 'ST1SENDER',
+  raw_result: '0x0703',
+  ...over,
+});
+
+describe('rosetta operations (pure)', () => {
+  it('a token transfer: fee, sender, receiver; the memo in metadata and on the tx', () => {
+    const memo = '0x' + Buffer.from('hi').toString('hex') + '00'.repeat(32);
+    const t = tx({ token_transfer: { recipient_address: 'ST2RECIPIENT', amount: '500', memo } });
+    const r = rosettaTransaction(t, { network: 'testnet', events: [] });
+    expect(r.operations.map((o) => [o.type, o.account?.address, o.amount?.value])).toEqual([
+      ['fee', 'ST1SENDER', '-180'],
+      ['token_transfer', 'ST1SENDER', '-500'],
+      ['token_transfer', 'ST2RECIPIENT', '500'],
+    ]);
+    expect(r.operations[2].related_operations).toEqual([{ index: 1 }]);
+    expect(r.operations[1].coin_change).toEqual({ coin_action: 'coin_spent', coin_identifier: { identifier: '0xaa:1' } });
+    expect(r.metadata).toEqual({ memo: 'hi' });
+    // an all-zero memo: metadata.memo null on the operations, no tx metadata
+    const z = rosettaTransaction(tx({ token_transfer: { recipient_address: 'ST2', amount: '1', memo: '0x' + '00'.repeat(34) } }), { network: 'testnet' });
+    expect(z.operations[1].metadata).toEqual({ memo: null });
+    expect(z.metadata).toBeUndefined();
+    expect(parseMemo('0x')).toBeNull();
+  });
+
+  it('a contract call: fee, call, then its STX events (transfer, mint, burn, lock); FT events need metadata', () => {
+    const t = tx({
+      tx_type: 'contract_call',
+      contract_call: { contract_id: 'ST1.c', function_name: 'f', function_signature: '', function_args: [] },
+    });
+    const ev = (o: Partial<OpsEvent>): OpsEvent => ({
+      event_type: 'stx_asset', asset_event_type: 'transfer', sender: null, recipient: null, amount: null, memo: null,
+      locked_address: null, unlock_height: null, asset_identifier: null, ...o,
+    });
+    const ops = txOperations(t, {
+      network: 'testnet',
+      events: [
+        ev({ sender: 'ST1SENDER', recipient: 'ST3', amount: '7' }),
+        ev({ asset_event_type: 'mint', recipient: 'ST4', amount: '5' }),
+        ev({ asset_event_type: 'burn', sender: 'ST1SENDER', amount: '2' }),
+        ev({ event_type: 'stx_lock', locked_address: 'ST1SENDER', amount: '100', unlock_height: 50 }),
+        ev({ event_type: 'fungible_token_asset', sender: 'ST1SENDER', recipient: 'ST3', amount: '9', asset_identifier: 'ST1.tok::t' }),
+      ],
+    });
+    expect(ops.map((o) => o.type)).toEqual(['fee', 'contract_call', 'token_transfer', 'token_transfer', 'mint', 'burn', 'stx_lock']);
+    expect(ops.map((o) => o.operation_identifier.index)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(ops[6].metadata).toEqual({ locked: '100', unlock_height: '50' });
+    const withFt = txOperations(t, {
+      network: 'testnet',
+      events: [ev({ event_type: 'fungible_token_asset', sender: 'ST1SENDER', recipient: 'ST3', amount: '9', asset_identifier: 'ST1.tok::t' })],
+      ftMetadata: () => ({ symbol: 'TOK', decimals: 2 }),
+    });
+    expect(withFt.slice(2).map((o) => [o.amount?.value, o.amount?.currency.symbol, o.amount?.metadata])).toEqual([
+      ['-9', 'TOK', { token_type: 'ft' }],
+      ['9', 'TOK', { token_type: 'ft' }],
+    ]);
+    // STX moved: fee + transfer + burn out of the sender (a lock moves nothing: it states the locked amount)
+    const d = stxDeltas(ops);
+    expect(d.get('ST1SENDER')).toBe(-180n - 7n - 2n);
+    expect(d.get('ST3')).toBe(7n);
+    expect(d.get('ST4')).toBe(5n);
+  });
+
+  it('a coinbase: miner rewards (sum of their parts) and unlocks; failed txs move only their fee', () => {
+    const ops = txOperations(tx({ tx_type: 'coinbase' }), {
+      network: 'mainnet',
+      minerRewards: [{ recipient: 'SP1', coinbase_amount: '1000', tx_fees_anchored: '1', tx_fees_streamed_confirmed: '2', tx_fees_streamed_produced: '3' }],
+      unlocks: [{ tx_id: '0xbb', stacker_address: 'SP2', unlocked_amount: '40' }],
+    });
+    expect(ops.map((o) => [o.type, o.amount?.value])).toEqual([
+      ['coinbase', undefined],
+      ['miner_reward', '1006'],
+      ['stx_unlock', '40'],
+    ]);
+    const failed = txOperations(tx({ status: 'abort_by_response', token_transfer: { recipient_address: 'ST2', amount: '9', memo: '0x' } }), { network: 'testnet' });
+    expect(stxDeltas(failed).get('ST1SENDER')).toBe(-180n);
+  });
+
+  it('PoX addresses as BTC addresses (p2pkh, p2sh, p2wpkh)', () => {
+    const h = Buffer.from('751e76e8199196d454941c45d1b3a323f1433bd6', 'hex');
+    expect(poxAddressToBtc(0, h, 'mainnet')).toBe('1BgGZ9tcN4rm9KBzDn7KprQz87SZ26SAMH');
+    expect(poxAddressToBtc(4, h, 'mainnet')).toBe('bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4');
+    expect(poxAddressToBtc(1, h, 'testnet')?.startsWith('2')).toBe(true);
+    expect(poxAddressToBtc(9, h, 'mainnet')).toBeUndefined();
+  });
+
+  it('schema failures are worded and coded like the reference validator', () => {
+    const code = (schema: { safeParse(v: unknown): { success: boolean; error?: { issues: unknown[] } } }, body: unknown) => {
+      const r = schema.safeParse(body);
+      return schemaError(ajvStyleMessage(r.error!.issues as never)).code;
+    };
+    expect(code(BlockRequest, {})).toBe(613);
+    expect(code(BlockRequest, { network_identifier: { blockchain: 'stacks', network: 'testnet' } })).toBe(615);
+    expect(code(BlockRequest, { network_identifier: { network: 'testnet' }, block_identifier: {} })).toBe(617);
+    expect(code(BlockRequest, { network_identifier: { blockchain: 'stacks' }, block_identifier: {} })).toBe(618);
+    const net = { blockchain: 'stacks', network: 'testnet' };
+    expect(code(AccountBalanceRequest, { network_identifier: net })).toBe(609);
+    expect(code(AccountBalanceRequest, { network_identifier: net, account_identifier: { address: 'x' }, currencies: [] })).toBe(612);
+    expect(ajvStyleMessage(AccountBalanceRequest.safeParse({ network_identifier: net }).error!.issues)).toBe("must have required property 'account_identifier'");
+  });
+});
+
+async function post(svc: TestService, path: string, body: unknown): Promise<{ status: number; body: Json }> {
+  const res = await fetch(svc.api + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+async function get(svc: TestService, path: string): Promise<Json> {
+  const res = await fetch(svc.api + path);
+  expect(res.status).toBe(200);
+  return (await res.json()) as Json;
+}
+
+for (const scenario of [
+  { name: 'mocknet', chainId: 'testnet' },
+  { name: 'regtest-env-pox-4-stack-stx-in-reward-phase-S1', chainId: 'testnet' },
+  { name: 'mainnet-out-of-order-microblock', chainId: 'mainnet' },
+  { name: 'epoch-3-transition', chainId: 'testnet' },
+]) {
+  describe(`rosetta against ${scenario.name}`, () => {
+    let svc: TestService;
+    const network = { blockchain: 'stacks', network: scenario.chainId };
+    const otherNetwork = scenario.chainId === 'mainnet' ? 'testnet' : 'mainnet';
+    beforeAll(async () => {
+      svc = await startTestService({ STACKS_CHAIN_ID: scenario.chainId });
+      await replay(svc.observer, readFixture(scenario.name));
+    }, 300_000);
+    afterAll(async () => svc?.stop());
+
+    it('answers Rosetta error objects: malformed JSON, missing fields, wrong network, unknown block and tx, unknown route', async () => {
+      const cases: [string, unknown, number, number][] = [
+        ['/rosetta/v1/block', '{"network_identifier":', 400, 609],
+        ['/rosetta/v1/block', {}, 400, 613],
+        ['/rosetta/v1/block', { network_identifier: network }, 400, 615],
+        ['/rosetta/v1/block', { network_identifier: { ...network, network: otherNetwork }, block_identifier: {} }, 400, 610],
+        ['/rosetta/v1/block', { network_identifier: { ...network, blockchain: 'bitcoin' }, block_identifier: {} }, 400, 611],
+        ['/rosetta/v1/block', { network_identifier: network, block_identifier: { index: 1e9 } }, 404, 605],
+        ['/rosetta/v1/block', { network_identifier: network, block_identifier: { hash: '0x' + 'ff'.repeat(32) } }, 404, 605],
+        ['/rosetta/v1/block', { network_identifier: network, block_identifier: { hash: 'abc' } }, 400, 606],
+        ['/rosetta/v1/block/transaction', { network_identifier: network, block_identifier: {}, transaction_identifier: { hash: '0x' + '11'.repeat(32) } }, 404, 607],
+        ['/rosetta/v1/block/transaction', { network_identifier: network, block_identifier: {}, transaction_identifier: { hash: 'zz' } }, 400, 608],
+        ['/rosetta/v1/mempool/transaction', { network_identifier: network, transaction_identifier: { hash: '0x' + '11'.repeat(32) } }, 400, 607],
+        ['/rosetta/v1/account/balance', { network_identifier: network, account_identifier: { address: 'notanaddress' } }, 400, 601],
+        ['/rosetta/v1/account/balance', { network_identifier: network, account_identifier: { address: 'ST000000000000000000002AMW42H', sub_account: { address: 'x' } } }, 400, 641],
+        ['/rosetta/v1/construction/hash', { network_identifier: network, signed_transaction: 'zz' }, 400, 628],
+      ];
+      for (const [path, body, status, code] of cases) {
+        const r = await post(svc, path, body);
+        expect([path, body, r.status, r.body?.code]).toEqual([path, body, status, code]);
+        expect(typeof r.body.message).toBe('string');
+        expect(typeof r.body.retriable).toBe('boolean');
+      }
+      const nf = await post(svc, '/rosetta/v1/nonexistent', { network_identifier: network });
+      expect(nf).toEqual({ status: 404, body: { message: 'POST /rosetta/v1/nonexistent not found' } });
+      const list = await fetch(svc.api + '/rosetta/v1/network/list');
+      expect(list.status).toBe(404);
+      expect((await post(svc, '/rosetta/v1/network/list', {})).body).toEqual({ network_identifiers: [network] });
+      // no node configured: network/status cannot be answered
+      expect((await post(svc, '/rosetta/v1/network/status', { network_identifier: network })).status).toBe(503);
+    });
+
+    it("every block's operations move the STX the /extended answers show (fees, transfers, mints, burns)", async () => {
+      const tip = (await post(svc, '/rosetta/v1/block', { network_identifier: network, block_identifier: {} })).body.block.block_identifier.index as number;
+      for (let h = 2; h <= tip; h++) {
+        const { block } = (await post(svc, '/rosetta/v1/block', { network_identifier: network, block_identifier: { index: h } })).body;
+        for (const t of block.transactions as Json[]) {
+          const id = t.transaction_identifier.hash as string;
+          const ext = await get(svc, `/extended/v1/tx/${id}`);
+          const ops = t.operations as Json[];
+          const sum = (type: string, sign: 1 | -1) =>
+            ops.filter((o) => o.type === type && o.amount?.currency.symbol === 'STX' && Math.sign(Number(o.amount.value)) === sign).reduce((a, o) => a + BigInt(o.amount.value), 0n);
+          const fee = ops.find((o) => o.type === 'fee');
+          if (ext.tx_type !== 'coinbase' && ext.tx_type !== 'tenure_change') expect(BigInt(fee!.amount.value)).toBe(-BigInt(ext.fee_rate));
+          const stx = (ext.events as Json[]).filter((e) => e.event_type === 'stx_asset');
+          const moved = (kind: string) => stx.filter((e) => e.asset.asset_event_type === kind).reduce((a, e) => a + BigInt(e.asset.amount), 0n);
+          expect([id, sum('token_transfer', 1)]).toEqual([id, moved('transfer')]);
+          expect([id, sum('token_transfer', -1)]).toEqual([id, -moved('transfer')]);
+          expect([id, sum('mint', 1)]).toEqual([id, moved('mint')]);
+          expect([id, sum('burn', -1)]).toEqual([id, -moved('burn')]);
+          const locks = (ext.events as Json[]).filter((e) => e.event_type === 'stx_lock').reduce((a, e) => a + BigInt(e.stx_lock_event.locked_amount), 0n);
+          expect([id, sum('stx_lock', -1)]).toEqual([id, -locks]);
+        }
+      }
+    }, 300_000);
+
+    it('reconciliation: the ledger of every operation from block 1 equals /account/balance at each block', async () => {
+      const tip = (await post(svc, '/rosetta/v1/block', { network_identifier: network, block_identifier: {} })).body.block.block_identifier.index as number;
+      const balanceAt = async (address: string, index: number) => {
+        const r = await post(svc, '/rosetta/v1/account/balance', { network_identifier: network, account_identifier: { address }, block_identifier: { index } });
+        expect(r.status).toBe(200);
+        return BigInt(r.body.balances[0].value);
+      };
+      // Block 1's genesis allocations are not operations (the reference lists none): the ledger starts from the balances
+      // at block 1 of every account it meets (total and locked, /account/balance's sub-accounts). An stx_lock states the
+      // account's locked amount (absolute: a stack-extend repeats it), an stx_unlock releases it; the balance answered
+      // is the spendable one, total minus locked.
+      const lockedAt = async (address: string, index: number) => {
+        const r = await post(svc, '/rosetta/v1/account/balance', { network_identifier: network, account_identifier: { address, sub_account: { address: 'StackedBalance' } }, block_identifier: { index } });
+        return BigInt(r.body.balances[0].value);
+      };
+      const total = new Map<string, bigint>();
+      const locked = new Map<string, bigint>();
+      const mismatches: string[] = [];
+      for (let h = 2; h <= tip; h++) {
+        const { block } = (await post(svc, '/rosetta/v1/block', { network_identifier: network, block_identifier: { index: h } })).body;
+        const touched = new Set<string>();
+        for (const t of block.transactions as Json[]) {
+          for (const op of t.operations as Json[]) {
+            if (!op.amount || op.amount.currency.symbol !== 'STX' || !op.account) continue;
+            if (op.type !== 'fee' && op.status !== 'success') continue;
+            const a = op.account.address as string;
+            if (!total.has(a)) {
+              const l = await lockedAt(a, 1);
+              locked.set(a, l);
+              total.set(a, (await balanceAt(a, 1)) + l);
+            }
+            const v = BigInt(op.amount.value);
+            if (op.type === 'stx_lock') locked.set(a, -v);
+            else if (op.type === 'stx_unlock') locked.set(a, 0n);
+            else total.set(a, total.get(a)! + v);
+            touched.add(a);
+          }
+        }
+        for (const a of touched) {
+          const want = await balanceAt(a, h);
+          const have = total.get(a)! - locked.get(a)!;
+          if (want !== have) mismatches.push(`block ${h} ${a}: ledger ${have}, balance ${want}`);
+        }
+      }
+      expect(mismatches).toEqual([]);
+    }, 300_000);
+  });
+}
