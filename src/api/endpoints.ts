@@ -27,5 +27,5 @@ export const TAGS = [
   { name: 'Node RPC', description: 'The Stacks node RPC API, proxied to the node pool' },
 ] as const;
 
-/** Router paths deliberately not in the document: the HTML docs page, its static files and the dashboard. */
-export const UNDOCUMENTED_ROUTES = ['/docs', '/docs/*', '/dashboard', '/dashboard/*'];
+/** Router paths deliberately not in the document: the HTML docs page, its static files, the dashboard, Rosetta's route-not-found. */
+export const UNDOCUMENTED_ROUTES = ['/docs', '/docs/*', '/dashboard', '/dashboard/*', '/rosetta/v1/*'];

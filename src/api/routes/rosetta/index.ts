@@ -15,6 +15,7 @@ const rosettaNotFound = endpoint({
   summary: 'Unknown Rosetta route',
   tags: ['Rosetta'],
   hidden: true,
+  text: { contentType: 'application/json', description: 'Never: always 404 `{message}`' },
   errors: [404],
   cache: 'none',
   handler: ({ req }) => raw(json(404, { message: `${req.method} ${req.path} not found` })),
