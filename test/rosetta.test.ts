@@ -6,6 +6,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFixture } from './helpers/fixtures.js';
 import { startTestService, replay, type TestService } from './helpers/service.js';
+import { migrate } from '../src/store/migrate.js';
 import { txOperations, rosettaTransaction, stxDeltas, poxAddressToBtc, parseMemo, type OpsTx, type OpsEvent } from '../src/chain/rosetta-ops.js';
 import { ajvStyleMessage, schemaError } from '../src/api/rosetta.js';
 import { AccountBalanceRequest, BlockRequest } from '../src/api/schemas/rosetta.js';
@@ -252,3 +253,39 @@ for (const scenario of [
     }, 300_000);
   });
 }
+
+describe('miner rewards: two for one recipient from one block (sql/0060_miner_reward_index.sql)', () => {
+  let svc: TestService;
+  const network = { blockchain: 'stacks', network: 'mainnet' };
+  beforeAll(async () => {
+    svc = await startTestService({ STACKS_CHAIN_ID: 'mainnet' });
+    await replay(svc.observer, readFixture('mainnet-reorg-scenario2'));
+  }, 300_000);
+  afterAll(async () => svc?.stop());
+
+  const state = async () => ({
+    rewards: await svc.db.sql`SELECT * FROM miner_rewards ORDER BY index_block_hash, from_index_block_hash, recipient, reward_index`,
+    totals: await svc.db.sql`SELECT principal, rewards::text FROM stx_totals ORDER BY principal`,
+  });
+
+  it('both are stored and listed (the coinbase then the microblock-fee share, newest first as the reference lists them)', async () => {
+    const r = await post(svc, '/rosetta/v1/block', { network_identifier: network, block_identifier: { index: 1 } });
+    const ops = (r.body.block.transactions[0].operations as Json[]).filter((o) => o.type === 'miner_reward');
+    expect(ops.map((o) => o.amount.value)).toEqual(['360', '1000001116']);
+  });
+
+  it('a database ingested before the migration gets the dropped rewards back, with their totals', async () => {
+    const expected = await state();
+    expect(expected.rewards.some((x) => x.reward_index > 0)).toBe(true);
+    // the state before: the second rewards missing, their amounts not in the totals
+    await svc.db.sql`
+      UPDATE stx_totals t SET rewards = t.rewards - d.amount FROM (
+        SELECT recipient, SUM(coinbase_amount + tx_fees_anchored + tx_fees_streamed_confirmed + tx_fees_streamed_produced) AS amount
+        FROM miner_rewards WHERE reward_index > 0 AND canonical GROUP BY recipient) d
+      WHERE t.principal = d.recipient`;
+    await svc.db.sql`DELETE FROM miner_rewards WHERE reward_index > 0`;
+    await svc.db.sql`DELETE FROM schema_migrations WHERE version = '0060_miner_reward_index.sql'`;
+    await migrate(svc.db.sql);
+    expect(await state()).toEqual(expected);
+  });
+});
