@@ -289,3 +289,114 @@ describe('miner rewards: two for one recipient from one block (sql/0060_miner_re
     expect(await state()).toEqual(expected);
   });
 });
+
+describe('rosetta construction round trip and the node-backed routes (a stand-in node)', () => {
+  let svc: TestService;
+  let node: import('node:http').Server;
+  const network = { blockchain: 'stacks', network: 'testnet' };
+  const submitted: Buffer[] = [];
+  beforeAll(async () => {
+    const http = await import('node:http');
+    node = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const send = (status: number, body: unknown) => {
+          res.writeHead(status, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(body));
+        };
+        if (req.url === '/v2/info') return send(200, { stacks_tip_height: 28, burn_block_height: 130 });
+        if (req.url === '/v2/neighbors') return send(200, { inbound: [{ public_key_hash: 'aa' }], outbound: [{ public_key_hash: 'aa' }, { public_key_hash: 'bb' }] });
+        if (req.url?.startsWith('/v2/accounts/')) return send(200, { nonce: 7, balance: '0x0' });
+        if (req.url === '/v2/fees/transaction') return send(200, { estimations: [{ fee: 100 }, { fee: 180 }, { fee: 300 }] });
+        if (req.url === '/v2/transactions' && req.method === 'POST') {
+          submitted.push(Buffer.concat(chunks));
+          return send(200, '0x' + 'ab'.repeat(32));
+        }
+        send(404, { error: 'not found' });
+      });
+    });
+    await new Promise<void>((r) => node.listen(0, '127.0.0.1', r));
+    const port = (node.address() as { port: number }).port;
+    svc = await startTestService({ STACKS_CHAIN_ID: 'testnet', STACKS_NODE_RPC_URLS: `http://127.0.0.1:${port}` });
+    await replay(svc.observer, readFixture('mocknet'));
+  }, 300_000);
+  afterAll(async () => {
+    await svc?.stop();
+    node?.close();
+  });
+
+  it('network/status: tip, genesis, peers and sync from the node', async () => {
+    const r = await post(svc, '/rosetta/v1/network/status', { network_identifier: network });
+    expect(r.status).toBe(200);
+    expect(r.body.current_block_identifier.index).toBe(28);
+    expect(r.body.genesis_block_identifier.index).toBe(1);
+    expect(r.body.peers).toEqual([{ peer_id: 'aa' }, { peer_id: 'bb' }]);
+    expect(r.body.sync_status).toEqual({ current_index: 28, target_index: 28, synced: true });
+  });
+
+  it('derive → preprocess → metadata → payloads → sign → combine → parse → hash → submit', async () => {
+    const { randomPrivateKey, privateKeyToPublic, signMessageHashRsv } = await import('@stacks/transactions');
+    const key = randomPrivateKey();
+    const pub = privateKeyToPublic(key) as string;
+    const sender = (await post(svc, '/rosetta/v1/construction/derive', { network_identifier: network, public_key: { hex_bytes: pub, curve_type: 'secp256k1' } })).body.account_identifier.address as string;
+    expect(sender).toMatch(/^ST/);
+    const recipient = 'STDE7Y8HV3RX8VBM2TZVWJTS7ZA1XB0SSC3NEVH0';
+    const stx = { symbol: 'STX', decimals: 6 };
+    const transfer = [
+      { operation_identifier: { index: 0 }, type: 'token_transfer', account: { address: sender }, amount: { value: '-500000', currency: stx } },
+      { operation_identifier: { index: 1 }, type: 'token_transfer', account: { address: recipient }, amount: { value: '500000', currency: stx } },
+    ];
+    const pre = await post(svc, '/rosetta/v1/construction/preprocess', { network_identifier: network, operations: transfer, metadata: {} });
+    expect(pre.status).toBe(200);
+    expect(pre.body.options).toMatchObject({ sender_address: sender, type: 'token_transfer', token_transfer_recipient_address: recipient, amount: '500000', size: 180 });
+    const meta = await post(svc, '/rosetta/v1/construction/metadata', { network_identifier: network, options: pre.body.options });
+    expect(meta.status).toBe(200);
+    expect(meta.body.metadata.account_sequence).toBe(7);
+    expect(meta.body.suggested_fee).toEqual([{ value: '180', currency: stx }]);
+    const ops = [{ operation_identifier: { index: 0 }, type: 'fee', account: { address: sender }, amount: { value: '-180', currency: stx } }, ...transfer];
+    const payloads = await post(svc, '/rosetta/v1/construction/payloads', {
+      network_identifier: network,
+      operations: ops,
+      metadata: { account_sequence: 7 },
+      public_keys: [{ hex_bytes: pub, curve_type: 'secp256k1' }],
+    });
+    expect(payloads.status).toBe(200);
+    const payload = payloads.body.payloads[0];
+    expect(payload.address).toBe(sender);
+    // Rosetta signatures are r || s || v
+    const rsv = signMessageHashRsv({ messageHash: payload.hex_bytes, privateKey: key });
+    const combine = await post(svc, '/rosetta/v1/construction/combine', {
+      network_identifier: network,
+      unsigned_transaction: payloads.body.unsigned_transaction,
+      signatures: [{ signing_payload: { hex_bytes: payload.hex_bytes, signature_type: 'ecdsa_recovery' }, public_key: { hex_bytes: pub, curve_type: 'secp256k1' }, signature_type: 'ecdsa_recovery', hex_bytes: rsv }],
+    });
+    expect(combine.status).toBe(200);
+    const signed = combine.body.signed_transaction as string;
+    const parsed = await post(svc, '/rosetta/v1/construction/parse', { network_identifier: network, signed: true, transaction: signed });
+    expect(parsed.status).toBe(200);
+    expect((parsed.body.operations as Json[]).map((o) => [o.type, o.account.address, o.amount.value])).toEqual([
+      ['fee', sender, '-180'],
+      ['token_transfer', sender, '-500000'],
+      ['token_transfer', recipient, '500000'],
+    ]);
+    expect(parsed.body.account_identifier_signers).toEqual([{ address: sender }]);
+    // unsigned: signed=false matches, signed=true does not
+    expect((await post(svc, '/rosetta/v1/construction/parse', { network_identifier: network, signed: false, transaction: payloads.body.unsigned_transaction })).status).toBe(200);
+    expect((await post(svc, '/rosetta/v1/construction/parse', { network_identifier: network, signed: true, transaction: payloads.body.unsigned_transaction })).body.code).toBe(609);
+    const hash = await post(svc, '/rosetta/v1/construction/hash', { network_identifier: network, signed_transaction: signed });
+    expect(hash.body.transaction_identifier.hash).toMatch(/^0x[0-9a-f]{64}$/);
+    expect((await post(svc, '/rosetta/v1/construction/hash', { network_identifier: network, signed_transaction: payloads.body.unsigned_transaction })).body.code).toBe(629);
+    // a signature by another key is refused
+    const other = signMessageHashRsv({ messageHash: payload.hex_bytes, privateKey: randomPrivateKey() });
+    const bad = await post(svc, '/rosetta/v1/construction/combine', {
+      network_identifier: network,
+      unsigned_transaction: payloads.body.unsigned_transaction,
+      signatures: [{ signing_payload: { hex_bytes: payload.hex_bytes }, public_key: { hex_bytes: pub, curve_type: 'secp256k1' }, signature_type: 'ecdsa_recovery', hex_bytes: other }],
+    });
+    expect(bad.body.code).toBe(635);
+    const submit = await post(svc, '/rosetta/v1/construction/submit', { network_identifier: network, signed_transaction: signed });
+    expect(submit).toEqual({ status: 200, body: { transaction_identifier: { hash: '0x' + 'ab'.repeat(32) } } });
+    expect('0x' + submitted[0].toString('hex')).toBe(signed);
+  });
+});
