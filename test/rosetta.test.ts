@@ -400,3 +400,44 @@ describe('rosetta construction round trip and the node-backed routes (a stand-in
     expect('0x' + submitted[0].toString('hex')).toBe(signed);
   });
 });
+
+describe('rosetta FT operations: symbol and decimals from the node', () => {
+  let svc: TestService;
+  let node: import('node:http').Server;
+  const calls: string[] = [];
+  beforeAll(async () => {
+    const http = await import('node:http');
+    node = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        calls.push(req.url ?? '');
+        res.writeHead(200, { 'content-type': 'application/json' });
+        // (ok "TKN") and (ok u3)
+        if (req.url?.endsWith('/get-symbol')) return res.end(JSON.stringify({ okay: true, result: '0x070d00000003' + Buffer.from('TKN').toString('hex') }));
+        if (req.url?.endsWith('/get-decimals')) return res.end(JSON.stringify({ okay: true, result: '0x0701' + '3'.padStart(32, '0') }));
+        res.end('{}');
+      });
+    });
+    await new Promise<void>((r) => node.listen(0, '127.0.0.1', r));
+    svc = await startTestService({ STACKS_CHAIN_ID: 'mainnet', STACKS_NODE_RPC_URLS: `http://127.0.0.1:${(node.address() as { port: number }).port}` });
+    await replay(svc.observer, readFixture('mainnet-reorg-scenario2'));
+  }, 300_000);
+  afterAll(async () => {
+    await svc?.stop();
+    node?.close();
+  });
+
+  it('FT mints and transfers are operations in the token currency, tagged token_type ft', async () => {
+    const [ev] = await svc.db.sql<{ block_height: number; tx_id: string; asset_event_type: string; amount: string }[]>`
+      SELECT block_height, tx_id, asset_event_type, amount::text FROM events
+      WHERE event_type = 'fungible_token_asset' AND canonical AND microblock_canonical AND index_block_hash <> ''
+        AND block_height > 1 ORDER BY block_height LIMIT 1`; // block 1 lists no event operations
+    expect(ev).toBeDefined();
+    const r = await post(svc, '/rosetta/v1/block', { network_identifier: { blockchain: 'stacks', network: 'mainnet' }, block_identifier: { index: ev.block_height } });
+    const t = (r.body.block.transactions as Json[]).find((x) => x.transaction_identifier.hash === ev.tx_id)!;
+    const ft = (t.operations as Json[]).filter((o) => o.amount?.currency.symbol === 'TKN');
+    expect(ft.length).toBeGreaterThan(0);
+    expect(ft.every((o) => o.amount.currency.decimals === 3 && o.amount.metadata?.token_type === 'ft')).toBe(true);
+    expect(calls.some((c) => c.includes('/v2/contracts/call-read/') && c.endsWith('/get-symbol'))).toBe(true);
+  });
+});

@@ -37,7 +37,7 @@ export const rosettaBlockEndpoints = [
       rosettaGuard(async () => {
         const network = await checkNetwork(ctx, body.network_identifier);
         const b = await blockOf(ctx.sql, body.block_identifier);
-        const block = b && (await rosettaBlockJson(ctx.sql, b, network, true));
+        const block = b && (await rosettaBlockJson(ctx.sql, b, network, true, ctx.nodePool?.()));
         if (!block) fail(404, RosettaErrors.blockNotFound);
         return { block };
       }),
@@ -61,7 +61,7 @@ export const rosettaBlockEndpoints = [
         if (!isHex(txId)) fail(400, RosettaErrors.invalidTransactionHash);
         const row = await store.rosettaMinedTx(ctx.sql, txId);
         if (!row) fail(404, RosettaErrors.transactionNotFound);
-        return minedTransactionJson(ctx.sql, row!, network);
+        return minedTransactionJson(ctx.sql, row!, network, ctx.nodePool?.());
       }),
   }),
 ];

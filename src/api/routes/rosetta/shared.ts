@@ -5,6 +5,9 @@ import { withContractAbi } from '../../../chain/contract-call.js';
 import { rosettaTransaction, type OpsTx, type RosettaTransaction } from '../../../chain/rosetta-ops.js';
 import type { TxStaticJson } from '../../../chain/tx.js';
 import type { RosettaNetwork } from '../../rosetta.js';
+import type { NodePool } from '../../../proxy/pool.js';
+import { ftMetadata } from '../../rosetta-ft.js';
+import type { OpsEvent } from '../../../chain/rosetta-ops.js';
 
 /** A stored tx (its static JSON, the called contract's ABI, status and result) as the operations read it. */
 export function opsTx(row: { api: TxStaticJson; abi: unknown; status?: string; raw_result?: string }): OpsTx {
@@ -31,14 +34,14 @@ export interface RosettaBlockJson {
 }
 
 /** Rosetta's block (with or without its txs); undefined when its parent is not found either. */
-export async function rosettaBlockJson(sql: Sql, b: store.RosettaBlockRow, network: RosettaNetwork, withTxs: boolean): Promise<RosettaBlockJson | undefined> {
+export async function rosettaBlockJson(sql: Sql, b: store.RosettaBlockRow, network: RosettaNetwork, withTxs: boolean, pool?: NodePool): Promise<RosettaBlockJson | undefined> {
   let parent = { index: b.block_height, hash: b.block_hash };
   if (b.block_height > 1) {
     const p = await store.rosettaBlockByHash(sql, b.parent_block_hash);
     if (!p) return undefined;
     parent = { index: p.block_height, hash: p.block_hash };
   }
-  const transactions = withTxs ? await blockTransactions(sql, b, network) : [];
+  const transactions = withTxs ? await blockTransactions(sql, b, network, pool) : [];
   return {
     block_identifier: { index: b.block_height, hash: b.block_hash },
     parent_block_identifier: parent,
@@ -49,7 +52,15 @@ export async function rosettaBlockJson(sql: Sql, b: store.RosettaBlockRow, netwo
   };
 }
 
-async function blockTransactions(sql: Sql, b: store.RosettaBlockRow, network: RosettaNetwork): Promise<RosettaTransaction[]> {
+/** FT symbol/decimals (from the node, when there is one) of the tokens these events move. */
+async function ftLookup(pool: NodePool | undefined, events: Iterable<OpsEvent[]>) {
+  const assets: string[] = [];
+  for (const list of events) for (const e of list) if (e.event_type === 'fungible_token_asset' && e.asset_identifier) assets.push(e.asset_identifier);
+  const meta = assets.length ? await ftMetadata(pool, assets) : new Map();
+  return (asset: string) => meta.get(asset);
+}
+
+async function blockTransactions(sql: Sql, b: store.RosettaBlockRow, network: RosettaNetwork, pool?: NodePool): Promise<RosettaTransaction[]> {
   const rows = await store.rosettaBlockTxs(sql, b.index_block_hash);
   if (!rows.length) return [];
   const [events, minerRewards, unlocks] = await Promise.all([
@@ -58,6 +69,7 @@ async function blockTransactions(sql: Sql, b: store.RosettaBlockRow, network: Ro
     store.rosettaMinerRewards(sql, b.block_height),
     store.rosettaUnlocks(sql, b),
   ]);
+  const ft = await ftLookup(pool, events.values());
   return rows.map((r) => {
     const tx = opsTx(r);
     const coinbase = tx.tx_type === 'coinbase';
@@ -66,12 +78,13 @@ async function blockTransactions(sql: Sql, b: store.RosettaBlockRow, network: Ro
       events: b.block_height > 1 ? (events.get(r.tx_id) ?? []) : undefined,
       minerRewards: coinbase ? minerRewards : undefined,
       unlocks: coinbase ? unlocks : undefined,
+      ftMetadata: ft,
     });
   });
 }
 
 /** One mined tx with its operations (the block it is in gives the rewards and unlocks of a coinbase). */
-export async function minedTransactionJson(sql: Sql, row: store.RosettaTxRow, network: RosettaNetwork): Promise<RosettaTransaction> {
+export async function minedTransactionJson(sql: Sql, row: store.RosettaTxRow, network: RosettaNetwork, pool?: NodePool): Promise<RosettaTransaction> {
   const tx = opsTx(row);
   let minerRewards;
   let unlocks;
@@ -81,5 +94,6 @@ export async function minedTransactionJson(sql: Sql, row: store.RosettaTxRow, ne
     unlocks = b ? await store.rosettaUnlocks(sql, b) : [];
   }
   const events = row.block_height > 1 ? ((await store.rosettaEvents(sql, row.index_block_hash, [row.tx_id])).get(row.tx_id) ?? []) : undefined;
-  return rosettaTransaction(tx, { network, events, minerRewards, unlocks });
+  const ftMeta = await ftLookup(pool, events ? [events] : []);
+  return rosettaTransaction(tx, { network, events, minerRewards, unlocks, ftMetadata: ftMeta });
 }
