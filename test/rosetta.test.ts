@@ -181,6 +181,47 @@ for (const scenario of [
       expect((await post(svc, '/rosetta/v1/network/status', { network_identifier: network })).status).toBe(503);
     });
 
+    it('hostile bodies on every Rosetta route: a Rosetta error object, never a 5xx', async () => {
+      const paths = ['network/list', 'network/options', 'network/status', 'block', 'block/transaction', 'mempool', 'mempool/transaction', 'account/balance',
+        'construction/derive', 'construction/preprocess', 'construction/metadata', 'construction/payloads', 'construction/combine', 'construction/parse',
+        'construction/hash', 'construction/submit'];
+      const n = network;
+      const op = (o: object) => ({ operation_identifier: { index: 0 }, type: 'token_transfer', ...o });
+      const bodies: unknown[] = [
+        'null', '[]', '"x"', '1', '{"a":', '',
+        { network_identifier: null }, { network_identifier: [] }, { network_identifier: { blockchain: 1, network: 2 } },
+        { network_identifier: n, block_identifier: { index: 'x', hash: 5 } }, { network_identifier: n, block_identifier: { index: 1e300 } },
+        { network_identifier: n, block_identifier: { hash: '0x' + 'zz'.repeat(32) }, transaction_identifier: { hash: '0x' } },
+        { network_identifier: n, account_identifier: { address: 'SP' + 'Z'.repeat(200) }, block_identifier: { hash: 'ab' } },
+        { network_identifier: n, public_key: { hex_bytes: '04' + '00'.repeat(64), curve_type: 'secp256k1' } },
+        { network_identifier: n, operations: [op({ amount: { value: 'abc', currency: { symbol: 'STX', decimals: 6 } } })] },
+        { network_identifier: n, operations: [op({ amount: { value: '-1', currency: { symbol: 'STX', decimals: 6 } } }), op({ account: { address: 'bad' }, amount: { value: '1', currency: { symbol: 'STX', decimals: 6 } } })] },
+        { network_identifier: n, operations: [op({ type: 'fee', amount: { value: 'x', currency: { symbol: 'STX', decimals: 6 } } })], metadata: { account_sequence: 'x' }, public_keys: [{ hex_bytes: 'zz', curve_type: 'secp256k1' }] },
+        { network_identifier: n, options: { symbol: 'STX', size: 1, type: 'token_transfer', decimals: 6, token_transfer_recipient_address: 'x', sender_address: 'y' } },
+        { network_identifier: n, unsigned_transaction: '0x00', signatures: [{ signing_payload: { hex_bytes: 'x' }, public_key: { hex_bytes: 'x', curve_type: 'secp256k1' }, signature_type: 'ecdsa', hex_bytes: 'x' }] },
+        { network_identifier: n, signed: true, transaction: '0x' + 'ff'.repeat(300) },
+        { network_identifier: n, signed_transaction: '0x8080000000' },
+        { network_identifier: n, operations: [op({ amount: { value: '1' } }), op({ type: 'stack_stx', amount: { value: '-1', currency: null }, metadata: { number_of_cycles: 'x' } })] },
+        { network_identifier: n, operations: [op({ type: 'delegate_stx', account: { address: 'x' }, amount: { value: '-5', currency: { symbol: 'STX', decimals: 6 } }, metadata: { delegate_to: 'nope' } })], metadata: { account_sequence: 1, contract_address: 'x', contract_name: 'y' }, public_keys: [{ hex_bytes: '02' + '11'.repeat(32), curve_type: 'secp256k1' }] },
+      ];
+      const bad: string[] = [];
+      for (const p of paths) {
+        for (const b of bodies) {
+          const res = await fetch(svc.api + '/rosetta/v1/' + p, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof b === 'string' ? b : JSON.stringify(b) });
+          const text = await res.text();
+          let body: Json | null = null;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            /* not JSON */
+          }
+          const ok = res.status === 200 || (res.status >= 400 && res.status < 500 && body && (typeof body.code === 'number' || typeof body.message === 'string')) || (res.status === 503 && p.endsWith('status'));
+          if (!ok) bad.push(`${p} ${typeof b === 'string' ? b : JSON.stringify(b).slice(0, 80)} → ${res.status} ${text.slice(0, 120)}`);
+        }
+      }
+      expect(bad).toEqual([]);
+    });
+
     it("every block's operations move the STX the /extended answers show (fees, transfers, mints, burns)", async () => {
       const tip = (await post(svc, '/rosetta/v1/block', { network_identifier: network, block_identifier: {} })).body.block.block_identifier.index as number;
       for (let h = 2; h <= tip; h++) {

@@ -110,6 +110,8 @@ function optionsOf(operations: OpIn[]): Options | null {
   const o: Options = {};
   for (const op of operations) {
     const amount = op.amount;
+    // an amount must be an integer (the reference's BigInt would throw: a 500 there)
+    if (amount !== undefined && (typeof amount?.value !== 'string' || !/^-?\d+$/.test(amount.value) || typeof amount.currency !== 'object' || amount.currency === null)) return null;
     switch (op.type) {
       case 'fee':
         o.fee = amount?.value;
@@ -258,8 +260,8 @@ export const rosettaConstructionEndpoints = [
         const network = await checkNetwork(ctx, body.network_identifier);
         const ops = body.operations as OpIn[];
         if (ops.length > 3) fail(400, RosettaErrors.invalidOperation);
-        if (ops.some((o) => o.amount?.currency.symbol !== 'STX')) fail(400, RosettaErrors.invalidCurrencySymbol);
-        if (ops.some((o) => o.amount?.currency.decimals !== 6)) fail(400, RosettaErrors.invalidCurrencyDecimals);
+        if (ops.some((o) => o.amount?.currency?.symbol !== 'STX')) fail(400, RosettaErrors.invalidCurrencySymbol);
+        if (ops.some((o) => o.amount?.currency?.decimals !== 6)) fail(400, RosettaErrors.invalidCurrencyDecimals);
         const o = optionsOf(ops);
         if (!o) return fail(400, RosettaErrors.invalidOperation);
         const md = body.metadata;
@@ -281,7 +283,9 @@ export const rosettaConstructionEndpoints = [
           size = tx.serializeBytes().byteLength;
         } else if (o.type === 'delegate_stx') {
           if (!o.amount || !o.delegate_to) fail(400, RosettaErrors.invalidOperation);
-          const tx = await delegateTx(network, o, PLACEHOLDER_KEY, 0n, 0n, { address: network === 'mainnet' ? 'SP000000000000000000002Q6VF78' : 'ST000000000000000000002AMW42H', name: 'pox' });
+          const boot = network === 'mainnet' ? 'SP000000000000000000002Q6VF78' : 'ST000000000000000000002AMW42H';
+          if (!isC32(o.delegate_to)) fail(400, RosettaErrors.invalidOperation);
+          const tx = await delegateTx(network, o, PLACEHOLDER_KEY, 0n, 0n, { address: boot, name: 'pox' });
           size = tx.serializeBytes().byteLength;
         } else if (o.type === 'stack_stx') {
           await fromNode(ctx, 'GET', '/v2/pox');
@@ -365,6 +369,7 @@ export const rosettaConstructionEndpoints = [
         if (!sender) fail(400, RosettaErrors.invalidSender);
         const md = body.metadata;
         if (!md || !('account_sequence' in md)) return fail(400, RosettaErrors.missingNonce);
+        if (!/^\d+$/.test(String(md.account_sequence))) fail(400, RosettaErrors.invalidParams, { message: 'metadata.account_sequence must be a non-negative integer' });
         const nonce = BigInt(String(md.account_sequence));
         if (keys.length !== 1) fail(400, RosettaErrors.needOnePublicKey);
         if (keys[0].curve_type !== 'secp256k1') fail(400, RosettaErrors.invalidCurveType);
@@ -376,6 +381,7 @@ export const rosettaConstructionEndpoints = [
             const memo = typeof md.memo === 'string' ? md.memo : undefined;
             tx = await makeUnsignedSTXTokenTransfer({ recipient: String(o.token_transfer_recipient_address), amount: BigInt(String(o.amount)), fee, publicKey, network, nonce, memo });
           } else if (o.type === 'delegate_stx') {
+            if (!isC32(o.delegate_to)) fail(400, RosettaErrors.invalidOperation);
             if (!md.contract_address) fail(400, RosettaErrors.missingContractAddress);
             if (!md.contract_name) fail(400, RosettaErrors.missingContractName);
             if (!o.delegate_to || !o.amount) fail(400, RosettaErrors.invalidOperation);
