@@ -7,6 +7,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFixture } from './helpers/fixtures.js';
 import { startTestService, replay, type TestService } from './helpers/service.js';
 import { migrate } from '../src/store/migrate.js';
+import { ChainGenerator, postMessage } from '../load/generate.js';
 import { txOperations, rosettaTransaction, stxDeltas, poxAddressToBtc, parseMemo, type OpsTx, type OpsEvent } from '../src/chain/rosetta-ops.js';
 import { ajvStyleMessage, schemaError } from '../src/api/rosetta.js';
 import { AccountBalanceRequest, BlockRequest } from '../src/api/schemas/rosetta.js';
@@ -127,6 +128,59 @@ async function post(svc: TestService, path: string, body: unknown): Promise<{ st
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
+
+/**
+ * Walks /block from block 2 to the tip, applying every operation to a ledger (total and locked per account, started
+ * from the balances at block 1: the genesis allocations are not operations), and compares the spendable balance with
+ * /account/balance at each block for every account the block touched. Returns the mismatches.
+ */
+async function reconcile(svc: TestService, network: { blockchain: string; network: string }): Promise<string[]> {
+  const tip = (await post(svc, '/rosetta/v1/block', { network_identifier: network, block_identifier: {} })).body.block.block_identifier.index as number;
+  const balanceAt = async (address: string, index: number) => {
+    const r = await post(svc, '/rosetta/v1/account/balance', { network_identifier: network, account_identifier: { address }, block_identifier: { index } });
+    expect(r.status).toBe(200);
+    return BigInt(r.body.balances[0].value);
+  };
+  // Block 1's genesis allocations are not operations (the reference lists none): the ledger starts from the balances
+  // at block 1 of every account it meets (total and locked, /account/balance's sub-accounts). An stx_lock states the
+  // account's locked amount (absolute: a stack-extend repeats it), an stx_unlock releases it; the balance answered
+  // is the spendable one, total minus locked.
+  const lockedAt = async (address: string, index: number) => {
+    const r = await post(svc, '/rosetta/v1/account/balance', { network_identifier: network, account_identifier: { address, sub_account: { address: 'StackedBalance' } }, block_identifier: { index } });
+    return BigInt(r.body.balances[0].value);
+  };
+  const total = new Map<string, bigint>();
+  const locked = new Map<string, bigint>();
+  const mismatches: string[] = [];
+  for (let h = 2; h <= tip; h++) {
+    const { block } = (await post(svc, '/rosetta/v1/block', { network_identifier: network, block_identifier: { index: h } })).body;
+    const touched = new Set<string>();
+    for (const t of block.transactions as Json[]) {
+      for (const op of t.operations as Json[]) {
+        if (!op.amount || op.amount.currency.symbol !== 'STX' || !op.account) continue;
+        if (op.type !== 'fee' && op.status !== 'success') continue;
+        const a = op.account.address as string;
+        if (!total.has(a)) {
+          const l = await lockedAt(a, 1);
+          locked.set(a, l);
+          total.set(a, (await balanceAt(a, 1)) + l);
+        }
+        const v = BigInt(op.amount.value);
+        if (op.type === 'stx_lock') locked.set(a, -v);
+        else if (op.type === 'stx_unlock') locked.set(a, 0n);
+        else total.set(a, total.get(a)! + v);
+        touched.add(a);
+      }
+    }
+    for (const a of touched) {
+      const want = await balanceAt(a, h);
+      const have = total.get(a)! - locked.get(a)!;
+      if (want !== have) mismatches.push(`block ${h} ${a}: ledger ${have}, balance ${want}`);
+    }
+  }
+  return mismatches;
+}
+
 async function get(svc: TestService, path: string): Promise<Json> {
   const res = await fetch(svc.api + path);
   expect(res.status).toBe(200);
@@ -138,6 +192,8 @@ for (const scenario of [
   { name: 'regtest-env-pox-4-stack-stx-in-reward-phase-S1', chainId: 'testnet' },
   { name: 'mainnet-out-of-order-microblock', chainId: 'mainnet' },
   { name: 'epoch-3-transition', chainId: 'testnet' },
+  { name: 'mainnet-reorg-scenario2', chainId: 'mainnet' },
+  { name: 'fuzzed-transactions-1', chainId: 'testnet' },
 ]) {
   describe(`rosetta against ${scenario.name}`, () => {
     let svc: TestService;
@@ -247,50 +303,7 @@ for (const scenario of [
     }, 300_000);
 
     it('reconciliation: the ledger of every operation from block 1 equals /account/balance at each block', async () => {
-      const tip = (await post(svc, '/rosetta/v1/block', { network_identifier: network, block_identifier: {} })).body.block.block_identifier.index as number;
-      const balanceAt = async (address: string, index: number) => {
-        const r = await post(svc, '/rosetta/v1/account/balance', { network_identifier: network, account_identifier: { address }, block_identifier: { index } });
-        expect(r.status).toBe(200);
-        return BigInt(r.body.balances[0].value);
-      };
-      // Block 1's genesis allocations are not operations (the reference lists none): the ledger starts from the balances
-      // at block 1 of every account it meets (total and locked, /account/balance's sub-accounts). An stx_lock states the
-      // account's locked amount (absolute: a stack-extend repeats it), an stx_unlock releases it; the balance answered
-      // is the spendable one, total minus locked.
-      const lockedAt = async (address: string, index: number) => {
-        const r = await post(svc, '/rosetta/v1/account/balance', { network_identifier: network, account_identifier: { address, sub_account: { address: 'StackedBalance' } }, block_identifier: { index } });
-        return BigInt(r.body.balances[0].value);
-      };
-      const total = new Map<string, bigint>();
-      const locked = new Map<string, bigint>();
-      const mismatches: string[] = [];
-      for (let h = 2; h <= tip; h++) {
-        const { block } = (await post(svc, '/rosetta/v1/block', { network_identifier: network, block_identifier: { index: h } })).body;
-        const touched = new Set<string>();
-        for (const t of block.transactions as Json[]) {
-          for (const op of t.operations as Json[]) {
-            if (!op.amount || op.amount.currency.symbol !== 'STX' || !op.account) continue;
-            if (op.type !== 'fee' && op.status !== 'success') continue;
-            const a = op.account.address as string;
-            if (!total.has(a)) {
-              const l = await lockedAt(a, 1);
-              locked.set(a, l);
-              total.set(a, (await balanceAt(a, 1)) + l);
-            }
-            const v = BigInt(op.amount.value);
-            if (op.type === 'stx_lock') locked.set(a, -v);
-            else if (op.type === 'stx_unlock') locked.set(a, 0n);
-            else total.set(a, total.get(a)! + v);
-            touched.add(a);
-          }
-        }
-        for (const a of touched) {
-          const want = await balanceAt(a, h);
-          const have = total.get(a)! - locked.get(a)!;
-          if (want !== have) mismatches.push(`block ${h} ${a}: ledger ${have}, balance ${want}`);
-        }
-      }
-      expect(mismatches).toEqual([]);
+      expect(await reconcile(svc, network)).toEqual([]);
     }, 300_000);
   });
 }
@@ -480,5 +493,32 @@ describe('rosetta FT operations: symbol and decimals from the node', () => {
     expect(ft.length).toBeGreaterThan(0);
     expect(ft.every((o) => o.amount.currency.decimals === 3 && o.amount.metadata?.token_type === 'ft')).toBe(true);
     expect(calls.some((c) => c.includes('/v2/contracts/call-read/') && c.endsWith('/get-symbol'))).toBe(true);
+  });
+});
+
+describe('rosetta on a generated chain with forks and microblocks', () => {
+  let svc: TestService;
+  const network = { blockchain: 'stacks', network: 'testnet' };
+  beforeAll(async () => {
+    svc = await startTestService({ STACKS_CHAIN_ID: 'testnet' });
+    const gen = new ChainGenerator({ blocks: 30, txsPerBlock: 6, seed: 'rosetta-forks', forks: true, forkEvery: 8, forkDepth: 2, microblockEvery: 5 });
+    for await (const m of gen.messages()) expect(await postMessage(svc.observer, m)).toBe(200);
+  }, 300_000);
+  afterAll(async () => svc?.stop());
+
+  it('the canonical blocks reconcile with /account/balance after every reorg', async () => {
+    expect(await reconcile(svc, network)).toEqual([]);
+  }, 300_000);
+
+  it('orphaned blocks are not found by hash; their height names the canonical block', async () => {
+    const orphans = await svc.db.sql<{ block_hash: string; block_height: number }[]>`
+      SELECT block_hash, block_height FROM blocks b WHERE NOT canonical
+        AND NOT EXISTS (SELECT 1 FROM blocks c WHERE c.canonical AND c.block_hash = b.block_hash)`;
+    expect(orphans.length).toBeGreaterThan(0);
+    for (const o of orphans) {
+      expect((await post(svc, '/rosetta/v1/block', { network_identifier: network, block_identifier: { hash: o.block_hash } })).body.code).toBe(605);
+      const byHeight = await post(svc, '/rosetta/v1/block', { network_identifier: network, block_identifier: { index: o.block_height } });
+      expect(byHeight.body.block.block_identifier.hash).not.toBe(o.block_hash);
+    }
   });
 });
