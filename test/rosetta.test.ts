@@ -229,7 +229,8 @@ for (const scenario of [
         expect(typeof r.body.retriable).toBe('boolean');
       }
       const nf = await post(svc, '/rosetta/v1/nonexistent', { network_identifier: network });
-      expect(nf).toEqual({ status: 404, body: { message: 'POST /rosetta/v1/nonexistent not found' } });
+      expect(nf.status).toBe(404);
+      expect(nf.body.message).toBe('POST /rosetta/v1/nonexistent not found');
       const list = await fetch(svc.api + '/rosetta/v1/network/list');
       expect(list.status).toBe(404);
       expect((await post(svc, '/rosetta/v1/network/list', {})).body).toEqual({ network_identifiers: [network] });

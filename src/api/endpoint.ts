@@ -63,6 +63,11 @@ export interface EndpointSpec<P extends AnyObject | undefined, Q extends AnyObje
   text?: { contentType: string; description: string };
   redirect?: { status: 301 | 302; description: string };
   errors?: ErrorStatus[];
+  /**
+   * The JSON body of this endpoint's own 4xx answers (those in `errors`), when not the usual `{statusCode, error,
+   * message}` (Rosetta's error objects). A registered component.
+   */
+  errorResponse?: z.ZodType;
   /** default: 'etag' for GET, 'none' for POST */
   cache?: CachePolicy;
   /** left out of the OpenAPI document (hidden redirects) */

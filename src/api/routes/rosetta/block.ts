@@ -1,4 +1,5 @@
 /** POST /rosetta/v1/block and /rosetta/v1/block/transaction. */
+import { RosettaError } from '../../schemas/rosetta.js';
 import { endpoint } from '../../endpoint.js';
 import * as store from '../../../store/rosetta.js';
 import { BlockRequest, BlockTransactionRequest, BlockResponse, Transaction } from '../../schemas/rosetta.js';
@@ -32,6 +33,7 @@ export const rosettaBlockEndpoints = [
     body: BlockRequest,
     response: BlockResponse,
     errors: [400, 404],
+    errorResponse: RosettaError,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
@@ -52,6 +54,7 @@ export const rosettaBlockEndpoints = [
     body: BlockTransactionRequest,
     response: Transaction,
     errors: [400, 404],
+    errorResponse: RosettaError,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {

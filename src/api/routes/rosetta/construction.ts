@@ -5,6 +5,7 @@
  * Supported operation sets are the reference's: a token transfer (fee, sender, recipient), stack_stx, delegate_stx;
  * payloads builds token transfers and delegate_stx calls (stack_stx needs the node's PoX contract).
  */
+import { RosettaError } from '../../schemas/rosetta.js';
 import { z } from 'zod';
 import {
   deserializeTransaction,
@@ -27,7 +28,7 @@ import {
   type StacksTransactionWire,
 } from '@stacks/transactions';
 import { endpoint, raw } from '../../endpoint.js';
-import { json } from '../../../http/response.js';
+import { json, httpError } from '../../../http/response.js';
 import { component } from '../../schemas/common.js';
 import { NetworkIdentifier } from '../../schemas/rosetta.js';
 import { RosettaErrors, checkNetwork, fail, rosettaGuard, rosettaInvalid, type RosettaNetwork } from '../../rosetta.js';
@@ -196,7 +197,7 @@ async function guardNode(fn: () => Promise<unknown>): Promise<unknown> {
   try {
     return await rosettaGuard(fn);
   } catch (err) {
-    if (err instanceof NodeUnavailable) return raw(json(503, { error: 'Service Unavailable', message: `no Stacks node: ${err.message}` }));
+    if (err instanceof NodeUnavailable) return raw(httpError(503, `no Stacks node: ${err.message}`));
     throw err;
   }
 }
@@ -228,6 +229,7 @@ export const rosettaConstructionEndpoints = [
     body: DeriveRequest,
     response: DeriveResponse,
     errors: [400],
+    errorResponse: RosettaError,
     invalid: (message, issues) =>
       issues.some((i) => i.code === 'invalid_value') ? json(400, { ...RosettaErrors.invalidCurveType }) : rosettaInvalid('network_identifier')(message, issues),
     handler: ({ body }, ctx) =>
@@ -254,6 +256,7 @@ export const rosettaConstructionEndpoints = [
     body: PreprocessRequest,
     response: PreprocessResponse,
     errors: [400, 503],
+    errorResponse: RosettaError,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       guardNode(async () => {
@@ -306,6 +309,7 @@ export const rosettaConstructionEndpoints = [
     body: MetadataRequest,
     response: MetadataResponse,
     errors: [400, 503],
+    errorResponse: RosettaError,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       guardNode(async () => {
@@ -354,6 +358,7 @@ export const rosettaConstructionEndpoints = [
     body: PayloadsRequest,
     response: PayloadsResponse,
     errors: [400],
+    errorResponse: RosettaError,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
@@ -407,6 +412,7 @@ export const rosettaConstructionEndpoints = [
     body: CombineRequest,
     response: CombineResponse,
     errors: [400],
+    errorResponse: RosettaError,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
@@ -444,6 +450,7 @@ export const rosettaConstructionEndpoints = [
     body: ParseRequest,
     response: ParseResponse,
     errors: [400],
+    errorResponse: RosettaError,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
@@ -495,6 +502,7 @@ export const rosettaConstructionEndpoints = [
     body: SignedTxRequest,
     response: HashResponse,
     errors: [400],
+    errorResponse: RosettaError,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
@@ -514,6 +522,7 @@ export const rosettaConstructionEndpoints = [
     body: SignedTxRequest,
     response: HashResponse,
     errors: [400],
+    errorResponse: RosettaError,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {

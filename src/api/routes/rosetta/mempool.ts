@@ -1,4 +1,5 @@
 /** POST /rosetta/v1/mempool and /rosetta/v1/mempool/transaction. */
+import { RosettaError } from '../../schemas/rosetta.js';
 import { endpoint } from '../../endpoint.js';
 import * as store from '../../../store/rosetta.js';
 import { MempoolRequest, MempoolTransactionRequest, MempoolResponse, MempoolTransactionResponse } from '../../schemas/rosetta.js';
@@ -18,6 +19,7 @@ export const rosettaMempoolEndpoints = [
     body: MempoolRequest,
     response: MempoolResponse,
     errors: [400],
+    errorResponse: RosettaError,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
@@ -36,6 +38,7 @@ export const rosettaMempoolEndpoints = [
     body: MempoolTransactionRequest,
     response: MempoolTransactionResponse,
     errors: [400],
+    errorResponse: RosettaError,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {

@@ -1,6 +1,7 @@
 /** POST /rosetta/v1/network/{list,options,status}. */
+import { RosettaError } from '../../schemas/rosetta.js';
 import { endpoint, raw } from '../../endpoint.js';
-import { json } from '../../../http/response.js';
+import { httpError } from '../../../http/response.js';
 import * as store from '../../../store/rosetta.js';
 import { nodeCall, NoNodeError } from '../../../proxy/rpc.js';
 import { NetworkListRequest, NetworkRequest, NetworkListResponse, NetworkOptionsResponse, NetworkStatusResponse } from '../../schemas/rosetta.js';
@@ -24,6 +25,7 @@ export const rosettaNetworkEndpoints = [
     body: NetworkListRequest,
     response: NetworkListResponse,
     errors: [400],
+    errorResponse: RosettaError,
     invalid: rosettaInvalid(undefined),
     handler: async (_input, ctx) => {
       const net = await serviceNetwork(ctx);
@@ -42,6 +44,7 @@ export const rosettaNetworkEndpoints = [
     body: NetworkRequest,
     response: NetworkOptionsResponse,
     errors: [400],
+    errorResponse: RosettaError,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
@@ -67,6 +70,7 @@ export const rosettaNetworkEndpoints = [
     body: NetworkRequest,
     response: NetworkStatusResponse,
     errors: [400, 503],
+    errorResponse: RosettaError,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
@@ -83,7 +87,7 @@ export const rosettaNetworkEndpoints = [
           neighbors = (await nodeCall(ctx.nodePool?.(), 'GET', '/v2/neighbors')).body;
           info = (await nodeCall(ctx.nodePool?.(), 'GET', '/v2/info')).body;
         } catch (err) {
-          if (err instanceof NoNodeError) return raw(json(503, { error: 'The database service is unavailable', message: `no Stacks node: ${err.message}` }));
+          if (err instanceof NoNodeError) return raw(httpError(503, `no Stacks node: ${err.message}`));
           throw err;
         }
         const n = (neighbors ?? {}) as { inbound?: Neighbor[]; outbound?: Neighbor[] };
