@@ -363,7 +363,13 @@ describe('rosetta construction round trip and the node-backed routes (a stand-in
         if (req.url === '/v2/info') return send(200, { stacks_tip_height: 28, burn_block_height: 130 });
         if (req.url === '/v2/neighbors') return send(200, { inbound: [{ public_key_hash: 'aa' }], outbound: [{ public_key_hash: 'aa' }, { public_key_hash: 'bb' }] });
         if (req.url?.startsWith('/v2/accounts/')) return send(200, { nonce: 7, balance: '0x0' });
-        if (req.url === '/v2/fees/transaction') return send(200, { estimations: [{ fee: 100 }, { fee: 180 }, { fee: 300 }] });
+        if (req.url === '/v2/fees/transaction') {
+          const b = JSON.parse(Buffer.concat(chunks).toString()) as { transaction_payload: string };
+          // a payload, not a whole transaction: a token transfer payload starts with type 0x00, a contract call with 0x02
+          if (!/^0x0[02]/.test(b.transaction_payload)) return send(400, { error: 'bad payload' });
+          return send(200, { estimations: [{ fee: 100 }, { fee: 180 }, { fee: 300 }] });
+        }
+        if (req.url === '/v2/pox') return send(200, { contract_id: 'ST000000000000000000002AMW42H.pox-4', current_burnchain_block_height: 140, current_cycle: { id: 7 } });
         if (req.url === '/v2/transactions' && req.method === 'POST') {
           submitted.push(Buffer.concat(chunks));
           return send(200, '0x' + 'ab'.repeat(32));
@@ -450,6 +456,26 @@ describe('rosetta construction round trip and the node-backed routes (a stand-in
       signatures: [{ signing_payload: { hex_bytes: payload.hex_bytes }, public_key: { hex_bytes: pub, curve_type: 'secp256k1' }, signature_type: 'ecdsa_recovery', hex_bytes: other }],
     });
     expect(bad.body.code).toBe(635);
+    // stack_stx (pox-4): preprocess and metadata read the PoX contract and cycle from the node; payloads builds the call
+    const stackOps = [
+      { operation_identifier: { index: 0 }, type: 'stack_stx', account: { address: sender }, amount: { value: '-1000000', currency: stx }, metadata: { number_of_cycles: 2, pox_addr: 'mk4zAE1iVWf5PJAgeX83rSXnzF5zQBiqf1', signer_key: '02' + '11'.repeat(32) } },
+    ];
+    const spre = await post(svc, '/rosetta/v1/construction/preprocess', { network_identifier: network, operations: stackOps });
+    expect(spre.status).toBe(200);
+    expect(spre.body.options).toMatchObject({ type: 'stack_stx', number_of_cycles: 2, amount: '1000000' });
+    const smeta = await post(svc, '/rosetta/v1/construction/metadata', { network_identifier: network, options: spre.body.options });
+    expect(smeta.status).toBe(200);
+    expect(smeta.body.metadata).toMatchObject({ contract_address: 'ST000000000000000000002AMW42H', contract_name: 'pox-4', burn_block_height: 140, reward_cycle_id: 7 });
+    const spay = await post(svc, '/rosetta/v1/construction/payloads', {
+      network_identifier: network,
+      operations: [{ operation_identifier: { index: 0 }, type: 'fee', account: { address: sender }, amount: { value: '-300', currency: stx } }, ...stackOps],
+      metadata: smeta.body.metadata,
+      public_keys: [{ hex_bytes: pub, curve_type: 'secp256k1' }],
+    });
+    expect(spay.status).toBe(200);
+    const sparsed = await post(svc, '/rosetta/v1/construction/parse', { network_identifier: network, signed: false, transaction: spay.body.unsigned_transaction });
+    expect((sparsed.body.operations as Json[]).map((o) => o.type)).toEqual(['fee', 'stack_stx']);
+    expect(sparsed.body.operations[1].metadata).toMatchObject({ amount_ustx: '1000000', lock_period: '2', start_burn_height: '140', pox_addr: 'mk4zAE1iVWf5PJAgeX83rSXnzF5zQBiqf1' });
     const submit = await post(svc, '/rosetta/v1/construction/submit', { network_identifier: network, signed_transaction: signed });
     expect(submit).toEqual({ status: 200, body: { transaction_identifier: { hash: '0x' + 'ab'.repeat(32) } } });
     expect('0x' + submitted[0].toString('hex')).toBe(signed);

@@ -2,8 +2,9 @@
  * POST /rosetta/v1/construction/{derive,preprocess,metadata,payloads,combine,parse,hash,submit}: building, signing
  * and submitting a transaction the Rosetta way, with @stacks/transactions (v7; the reference used v6, same wire
  * format). Offline: derive, preprocess, payloads, combine, parse, hash. metadata and submit need the node pool.
- * Supported operation sets are the reference's: a token transfer (fee, sender, recipient), stack_stx, delegate_stx;
- * payloads builds token transfers and delegate_stx calls (stack_stx needs the node's PoX contract).
+ * Supported operation sets are the reference's: a token transfer (fee, sender, recipient), stack_stx (the PoX contract
+ * and cycle come from the node's /v2/pox; pox-4 needs the signer key, and the signer signature when the caller has one),
+ * delegate_stx.
  */
 import { RosettaError } from '../../schemas/rosetta.js';
 import { z } from 'zod';
@@ -15,6 +16,7 @@ import {
   makeUnsignedContractCall,
   makeUnsignedSTXTokenTransfer,
   sigHashPreSign,
+  serializePayload,
   AuthType,
   PayloadType,
   createMessageSignature,
@@ -27,6 +29,7 @@ import {
   bufferCV,
   type StacksTransactionWire,
 } from '@stacks/transactions';
+import { randomBytes } from 'node:crypto';
 import { endpoint, raw } from '../../endpoint.js';
 import { json, httpError } from '../../../http/response.js';
 import { component } from '../../schemas/common.js';
@@ -181,6 +184,57 @@ async function delegateTx(network: RosettaNetwork, o: Options, publicKey: string
   });
 }
 
+interface StackArgs {
+  amount: string;
+  poxAddr: string;
+  startBurnHeight: string | number;
+  cycles: string | number;
+  /** pox-4 only */
+  signerKey?: string;
+  signerSignature?: string;
+  maxAmount?: string;
+  authId?: string | number;
+}
+
+/** A stack-stx call (pox-4 takes the signer fields too). */
+async function stackTx(network: RosettaNetwork, contract: { address: string; name: string }, a: StackArgs, publicKey: string, fee: bigint, nonce: bigint) {
+  const buf = (hex: string) => bufferCV(Buffer.from(strip0x(hex), 'hex'));
+  const args = [uintCV(a.amount), poxAddrCV(a.poxAddr), uintCV(String(a.startBurnHeight)), uintCV(String(a.cycles))];
+  if (contract.name === 'pox-4') {
+    args.push(
+      (a.signerSignature ? someCV(buf(a.signerSignature)) : noneCV()) as never,
+      buf(a.signerKey ?? '') as never,
+      uintCV(String(a.maxAmount ?? a.amount)) as never,
+      uintCV(String(a.authId ?? 0)) as never,
+    );
+  }
+  return makeUnsignedContractCall({
+    contractAddress: contract.address,
+    contractName: contract.name,
+    functionName: 'stack-stx',
+    functionArgs: args,
+    validateWithAbi: false,
+    publicKey,
+    fee,
+    nonce,
+    network,
+  });
+}
+
+interface PoxInfo {
+  contract_id?: string;
+  current_burnchain_block_height?: number;
+  current_cycle?: { id?: number };
+}
+
+async function poxInfo(ctx: ApiContext): Promise<PoxInfo & { address: string; name: string }> {
+  const r = await fromNode(ctx, 'GET', '/v2/pox');
+  const info = (r.body ?? {}) as PoxInfo;
+  const [address, name] = String(info.contract_id ?? '').split('.');
+  if (r.status !== 200 || !address || !name) throw new NodeUnavailable(`GET /v2/pox answered ${r.status}`);
+  return { ...info, address, name };
+}
+
 /** The node's answer (JSON) or a 503 when no node answers. */
 async function fromNode(ctx: ApiContext, method: 'GET' | 'POST', path: string, body?: { contentType: string; data: Buffer | string }) {
   try {
@@ -251,7 +305,7 @@ export const rosettaConstructionEndpoints = [
     path: '/rosetta/v1/construction/preprocess',
     operationId: 'rosetta_construction_preprocess',
     summary: 'The options for /construction/metadata from an operation set',
-    description: 'A stack_stx operation needs the node (its PoX contract): without one, 503.',
+    description: 'A stack_stx operation needs the node (its PoX contract, /v2/pox): without one, 503.',
     tags: TAGS,
     body: PreprocessRequest,
     response: PreprocessResponse,
@@ -291,8 +345,20 @@ export const rosettaConstructionEndpoints = [
           const tx = await delegateTx(network, o, PLACEHOLDER_KEY, 0n, 0n, { address: boot, name: 'pox' });
           size = tx.serializeBytes().byteLength;
         } else if (o.type === 'stack_stx') {
-          await fromNode(ctx, 'GET', '/v2/pox');
-          return fail(400, RosettaErrors.invalidOperation);
+          const pox = await poxInfo(ctx);
+          if (!o.number_of_cycles || !o.pox_addr || !o.amount) fail(400, RosettaErrors.invalidOperation);
+          if (pox.name === 'pox-4' && !o.signer_key) fail(400, RosettaErrors.invalidOperation);
+          if (!btcAddressPoxTuple(String(o.pox_addr))) fail(400, RosettaErrors.invalidOperation);
+          // the size of the call, with a signature-sized placeholder where pox-4 takes one
+          const tx = await stackTx(
+            network,
+            pox,
+            { amount: String(o.amount), poxAddr: String(o.pox_addr), startBurnHeight: 0, cycles: String(o.number_of_cycles), signerKey: String(o.signer_key ?? ''), signerSignature: '00'.repeat(65), maxAmount: String(o.pox_max_amount ?? o.amount), authId: String(o.pox_auth_id ?? 0) },
+            PLACEHOLDER_KEY,
+            0n,
+            0n,
+          ).catch(() => fail(400, RosettaErrors.invalidOperation));
+          size = tx.serializeBytes().byteLength;
         } else return fail(400, RosettaErrors.invalidOperation);
         o.size = size;
         if (memo !== undefined) o.memo = memo;
@@ -323,13 +389,31 @@ export const rosettaConstructionEndpoints = [
           if (o.decimals !== 6) fail(400, RosettaErrors.invalidCurrencyDecimals);
           if (!isC32(o.token_transfer_recipient_address)) fail(400, RosettaErrors.invalidRecipient);
           payloadTx = await makeUnsignedSTXTokenTransfer({ recipient: String(o.token_transfer_recipient_address), amount: 1n, fee: 0, publicKey: PLACEHOLDER_KEY, network, nonce: 0, memo: '123456' });
-        } else if (o.type === 'delegate_stx' || o.type === 'stack_stx') {
-          const pox = await fromNode(ctx, 'GET', '/v2/pox');
-          const contractId = String((pox.body as { contract_id?: string } | null)?.contract_id ?? '');
-          const [address, name] = contractId.split('.');
+        } else if (o.type === 'stack_stx') {
+          const pox = await poxInfo(ctx);
+          if (!o.number_of_cycles || !o.pox_addr) fail(400, RosettaErrors.invalidOperation);
+          if (!btcAddressPoxTuple(String(o.pox_addr))) fail(400, RosettaErrors.invalidOperation);
+          o.contract_address = pox.address;
+          o.contract_name = pox.name;
+          o.burn_block_height ??= pox.current_burnchain_block_height;
+          o.reward_cycle_id ??= pox.current_cycle?.id;
+          if (pox.name === 'pox-4') {
+            if (!o.signer_key) fail(400, RosettaErrors.invalidOperation);
+            o.pox_auth_id ??= BigInt('0x' + randomBytes(16).toString('hex')).toString();
+          }
+          payloadTx = await stackTx(
+            network,
+            pox,
+            { amount: '0', poxAddr: String(o.pox_addr), startBurnHeight: String(o.burn_block_height ?? 0), cycles: String(o.number_of_cycles), signerKey: String(o.signer_key ?? ''), signerSignature: typeof o.signer_signature === 'string' ? o.signer_signature : undefined, maxAmount: String(o.pox_max_amount ?? o.amount ?? 1), authId: String(o.pox_auth_id ?? 0) },
+            PLACEHOLDER_KEY,
+            0n,
+            0n,
+          ).catch(() => fail(400, RosettaErrors.invalidOperation));
+        } else if (o.type === 'delegate_stx') {
+          const pox = await poxInfo(ctx);
+          const { address, name } = pox;
           o.contract_address = address;
           o.contract_name = name;
-          if (o.type === 'stack_stx') return fail(400, RosettaErrors.invalidTransactionType);
           payloadTx = await delegateTx(network, { amount: '1', delegate_to: 'SP3FGQ8Z7JY9BWYZ5WM53E0M9NK7WHJF0691NZ159', pox_addr: 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4' }, PLACEHOLDER_KEY, 0n, 0n, { address, name }, 1);
         } else return fail(400, RosettaErrors.invalidTransactionType);
         if (o.sender_address === undefined) fail(400, RosettaErrors.missingSenderAddress);
@@ -337,7 +421,7 @@ export const rosettaConstructionEndpoints = [
         const nonce = Number((account.body as { nonce?: number } | null)?.nonce ?? 0);
         const estimate = await fromNode(ctx, 'POST', '/v2/fees/transaction', {
           contentType: 'application/json',
-          data: JSON.stringify({ transaction_payload: '0x' + Buffer.from(payloadTx.payload ? payloadTx.serializeBytes() : []).toString('hex'), estimated_len: Number(o.size ?? 0) }),
+          data: JSON.stringify({ transaction_payload: '0x' + serializePayload(payloadTx.payload), estimated_len: Number(o.size ?? 0) }),
         });
         const estimations = (estimate.body as { estimations?: { fee: number }[] } | null)?.estimations;
         const fee = estimations && estimations.length ? String(estimations[Math.min(1, estimations.length - 1)].fee) : undefined;
@@ -385,6 +469,32 @@ export const rosettaConstructionEndpoints = [
             if (!o.token_transfer_recipient_address) fail(400, RosettaErrors.invalidRecipient);
             const memo = typeof md.memo === 'string' ? md.memo : undefined;
             tx = await makeUnsignedSTXTokenTransfer({ recipient: String(o.token_transfer_recipient_address), amount: BigInt(String(o.amount)), fee, publicKey, network, nonce, memo });
+          } else if (o.type === 'stack_stx') {
+            const pick = (k: string) => (o[k] ?? md[k]) as string | number | undefined;
+            const contractAddress = pick('contract_address');
+            const contractName = pick('contract_name');
+            const poxAddr = pick('pox_addr');
+            const burnHeight = pick('burn_block_height');
+            const cycles = pick('number_of_cycles');
+            if (!poxAddr) fail(400, RosettaErrors.invalidOperation);
+            if (!contractAddress) fail(400, RosettaErrors.missingContractAddress);
+            if (!contractName) fail(400, RosettaErrors.missingContractName);
+            if (!burnHeight || !cycles || !o.amount) fail(400, RosettaErrors.invalidOperation);
+            const pox4 = contractName === 'pox-4';
+            const signerKey = pick('signer_key');
+            const maxAmount = pick('pox_max_amount') ?? String(o.amount);
+            const rewardCycle = pick('reward_cycle_id');
+            const authId = pick('pox_auth_id');
+            if (pox4 && (!signerKey || !maxAmount || !rewardCycle || !authId)) fail(400, RosettaErrors.invalidOperation);
+            const signerSignature = pick('signer_signature');
+            tx = await stackTx(
+              network,
+              { address: String(contractAddress), name: String(contractName) },
+              { amount: String(o.amount), poxAddr: String(poxAddr), startBurnHeight: String(burnHeight), cycles: String(cycles), signerKey: String(signerKey ?? ''), signerSignature: signerSignature ? String(signerSignature) : undefined, maxAmount: String(maxAmount), authId: String(authId ?? 0) },
+              publicKey,
+              fee,
+              nonce,
+            );
           } else if (o.type === 'delegate_stx') {
             if (!isC32(o.delegate_to)) fail(400, RosettaErrors.invalidOperation);
             if (!md.contract_address) fail(400, RosettaErrors.missingContractAddress);
