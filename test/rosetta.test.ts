@@ -549,3 +549,22 @@ describe('rosetta on a generated chain with forks and microblocks', () => {
     }
   });
 });
+
+describe('rosetta network without STACKS_CHAIN_ID: the database adopts the network of its first transaction', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService({ STACKS_CHAIN_ID: '' });
+  }, 120_000);
+  afterAll(async () => svc?.stop());
+
+  it('lists both networks while empty, then the adopted one; the other is refused', async () => {
+    expect(svc.service.pipeline?.chainId).toBeUndefined();
+    const empty = await post(svc, '/rosetta/v1/network/list', {});
+    expect(empty.body.network_identifiers.map((n: Json) => n.network)).toEqual(['mainnet', 'testnet']);
+    await replay(svc.observer, readFixture('mocknet'));
+    const after = await post(svc, '/rosetta/v1/network/list', {});
+    expect(after.body).toEqual({ network_identifiers: [{ blockchain: 'stacks', network: 'testnet' }] });
+    const wrong = await post(svc, '/rosetta/v1/block', { network_identifier: { blockchain: 'stacks', network: 'mainnet' }, block_identifier: {} });
+    expect(wrong.body.code).toBe(610);
+  }, 120_000);
+});
