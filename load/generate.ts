@@ -66,6 +66,13 @@ export interface GeneratorOptions {
   blockInterval?: number;
   /** First burn block height (default 1000). */
   burnStartHeight?: number;
+  /**
+   * BNS v1 activity (default false): from height 2 one signed contract call of the BNS boot contract per anchored block —
+   * namespace-ready, then name-register / -update / -transfer / -renewal (without zonefile: no print) / -revoke — with
+   * the print and `bns::names` NFT events the node emits, and an `/attachments/new` message after the block for each
+   * zonefile (name-update zonefiles carry a subdomain TXT record).
+   */
+  bns?: boolean;
 }
 
 export type GeneratedTxType = 'coinbase' | 'token_transfer' | 'smart_contract' | 'contract_call';
@@ -88,7 +95,7 @@ export interface GeneratedMessage {
   id: number;
   /** TSV timestamp column (derived from the chain's burn time, not the wall clock) */
   timestamp: string;
-  path: '/new_block' | '/new_burn_block' | '/new_mempool_tx' | '/drop_mempool_tx' | '/new_microblocks';
+  path: '/new_block' | '/new_burn_block' | '/new_mempool_tx' | '/drop_mempool_tx' | '/new_microblocks' | '/attachments/new';
   body: string;
   /** anchored block messages: height, index hash and whether the block is canonical when the chain is complete */
   block?: { height: number; indexBlockHash: string; finallyCanonical: boolean };
@@ -230,7 +237,19 @@ interface BranchState {
   nonces: Record<string, number>;
   contracts: ContractState[];
   contractSeq: number;
+  bns: BnsState;
 }
+
+/** BNS v1 state of a branch (GeneratorOptions.bns). */
+export interface BnsState {
+  ready: boolean;
+  seq: number;
+  /** by fully qualified name: owner (the bns::names NFT holder), revoked, last zonefile hash (hex, no 0x) */
+  names: Record<string, { owner: string; revoked: boolean; zonefileHash: string }>;
+}
+
+export const BNS_TESTNET = 'ST000000000000000000002AMW42H.bns';
+export const BNS_NAMESPACE = 'pulse';
 
 interface BlockRec {
   height: number;
@@ -254,6 +273,8 @@ interface BuiltTx {
   receipt: Record<string, unknown>;
   /** events without event_index */
   events: Record<string, unknown>[];
+  /** a BNS zonefile the node announces after the block (`/attachments/new`, without its placement fields) */
+  attachment?: Record<string, unknown>;
 }
 
 interface CostRange {
@@ -305,7 +326,7 @@ export class ChainGenerator {
   private readonly burnHashes: string[] = [];
   /** blocks of the branch being extended, by height (index 0: the boot parent) */
   private chain: BlockRec[] = [];
-  private state: BranchState = { nonces: {}, contracts: [], contractSeq: 0 };
+  private state: BranchState = { nonces: {}, contracts: [], contractSeq: 0, bns: { ready: false, seq: 0, names: {} } };
   private readonly summaryData: ChainSummary;
   private readonly seenTx = new Set<string>();
   /** block messages' meta, to fix finallyCanonical after forks */
@@ -317,6 +338,7 @@ export class ChainGenerator {
 
   constructor(options: GeneratorOptions) {
     this.opts = {
+      bns: false,
       forks: false,
       forkEvery: 50,
       forkDepth: 2,
@@ -564,6 +586,7 @@ export class ChainGenerator {
     const height = parent.height + 1;
     const user: BuiltTx[] = [];
     for (let i = 0; i < o.txsPerBlock; i++) user.push(await this.userTx({ firstBlock: height === 1 && i === 0 }));
+    if (o.bns && height >= 2) user.push(await this.bnsCall());
     // replace-by-fee: the first user tx was first announced with a lower fee (a different tx, same nonce)
     let replaced: GeneratedTx | undefined;
     if (o.mempool && user.length && canonicalNow && this.rng.next() < 0.04 && user[0].meta.type === 'token_transfer') {
@@ -609,7 +632,22 @@ export class ChainGenerator {
         tx_fees_streamed_produced: '0',
       });
     }
-    const cost = (n: number) => ({ read_count: n, read_length: n * 120, runtime: n * 9000, write_count: Math.floor(n / 2), write_length: n * 40 });
+    // as a real node reports them: the anchored txs' costs summed, and the confirmed stream's apart
+    type Cost = { read_count: number; read_length: number; runtime: number; write_count: number; write_length: number };
+    const cost = (txs: BuiltTx[]) =>
+      txs.reduce<Cost>(
+        (acc, t) => {
+          const c = t.receipt.execution_cost as Cost;
+          return {
+            read_count: acc.read_count + c.read_count,
+            read_length: acc.read_length + c.read_length,
+            runtime: acc.runtime + c.runtime,
+            write_count: acc.write_count + c.write_count,
+            write_length: acc.write_length + c.write_length,
+          };
+        },
+        { read_count: 0, read_length: 0, runtime: 0, write_count: 0, write_length: 0 },
+      );
     const body = {
       block_hash: blockHash,
       block_height: height,
@@ -628,8 +666,8 @@ export class ChainGenerator {
       events,
       transactions: receipts,
       matured_miner_rewards: rewards,
-      anchored_cost: cost(user.length),
-      confirmed_microblocks_cost: cost(streamTxs.length),
+      anchored_cost: cost(stream ? [coinbase, ...user] : all),
+      confirmed_microblocks_cost: cost(stream ? streamTxs : []),
       pox_v1_unlock_height: 2,
       pox_v2_unlock_height: 3,
       pox_v3_unlock_height: 4,
@@ -655,6 +693,10 @@ export class ChainGenerator {
     if (canonicalNow) this.canonicalIndexes.add(indexBlockHash);
     this.summaryData.blocksSent++;
     yield msg;
+    const attachments = all
+      .filter((t) => t.attachment)
+      .map((t) => ({ ...t.attachment, index_block_hash: indexBlockHash, block_height: String(height), tx_id: t.meta.txId }));
+    if (attachments.length) yield this.message('/attachments/new', attachments, [], this.burnTime() + 3);
   }
 
   // --------------------------------------------------------------------------------------------
@@ -828,6 +870,131 @@ export class ChainGenerator {
     return { nonce, fee, rawTx, txId };
   }
 
+  /** The BNS state of the branch generated last (after messages(): the canonical chain's). */
+  bnsState(): BnsState {
+    return structuredClone(this.state.bns);
+  }
+
+  /** One BNS v1 operation as a signed contract call of the boot contract, with the node's events (GeneratorOptions.bns). */
+  private async bnsCall(): Promise<BuiltTx> {
+    const s = this.state.bns;
+    const rng = this.rng;
+    const ns = BNS_NAMESPACE;
+    const contract = { id: BNS_TESTNET } as ContractState;
+    const buf = (x: string) => Cl.bufferFromUtf8(x);
+    const nameCV = (name: string) => Cl.tuple({ name: buf(name), namespace: buf(ns) });
+    // the node's serde JSON (`value`) is left out as null: the store reads raw_value
+    const nftValue = (name: string) => ({ value: null, raw_value: hex0x(serializeCV(nameCV(name))) });
+    const print = (value: ClarityValue) => ({
+      type: 'contract_event',
+      contract_event: { contract_identifier: BNS_TESTNET, topic: 'print', value: null, raw_value: hex0x(serializeCV(value)) },
+    });
+    const namePrint = (op: string, name: string, hash: string, sender: string) =>
+      print(
+        Cl.tuple({
+          attachment: Cl.tuple({
+            hash: Cl.bufferFromHex(hash),
+            'attachment-index': Cl.uint(s.seq),
+            metadata: Cl.tuple({ name: buf(name), namespace: buf(ns), op: Cl.stringAscii(op), 'tx-sender': Cl.standardPrincipal(sender) }),
+          }),
+        }),
+      );
+    const attachment = (op: string, name: string, hash: string, zonefile: string) => ({
+      attachment_index: String(s.seq),
+      content_hash: '0x' + hash,
+      contract_id: BNS_TESTNET,
+      metadata: hex0x(serializeCV(Cl.tuple({ op: Cl.stringAscii(op), name: buf(name), namespace: buf(ns) }))),
+      content: '0x' + Buffer.from(zonefile, 'utf8').toString('hex'),
+    });
+    const built = async (from: Account, fn: string, args: ClarityValue[], events: Record<string, unknown>[], att?: Record<string, unknown>): Promise<BuiltTx> => {
+      const { nonce, fee, rawTx, txId } = await this.call(from, contract, fn, args);
+      const meta: GeneratedTx = { txId, rawTx, type: 'contract_call', sender: from.address, nonce, fee, call: `${BNS_TESTNET}::${fn}`, status: 'success', eventCount: events.length };
+      return {
+        meta,
+        receipt: this.receipt(txId, rawTx, 'contract_call', 'success', Cl.ok(Cl.bool(true))),
+        events: events.map((e) => ({ txid: txId, committed: true, ...e })),
+        ...(att ? { attachment: att } : {}),
+      };
+    };
+    const zonefileHash = (z: string) => createHash('sha256').update(z).digest('hex').slice(0, 40);
+
+    if (!s.ready) {
+      s.ready = true;
+      const from = this.accounts[0];
+      const ready = Cl.tuple({
+        namespace: buf(ns),
+        status: Cl.stringAscii('ready'),
+        properties: Cl.tuple({
+          'launched-at': Cl.some(Cl.uint(this.chain.length)),
+          lifetime: Cl.uint(5000),
+          'revealed-at': Cl.uint(Math.max(0, this.chain.length - 1)),
+          'namespace-import': Cl.standardPrincipal(from.address),
+          'price-function': Cl.tuple({
+            base: Cl.uint(4),
+            coeff: Cl.uint(250),
+            'no-vowel-discount': Cl.uint(4),
+            'nonalpha-discount': Cl.uint(4),
+            buckets: Cl.list([6, 5, 4, 3, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0].map((b) => Cl.uint(b))),
+          }),
+        }),
+      });
+      return built(from, 'namespace-ready', [buf(ns)], [print(ready)]);
+    }
+    s.seq++;
+    const live = Object.entries(s.names).filter(([, n]) => !n.revoked);
+    const r = rng.next();
+    if (!live.length || r < 0.4) {
+      const owner = rng.pick(this.accounts);
+      const name = `n${s.seq}`;
+      const zonefile = `$ORIGIN ${name}.${ns}\n$TTL 3600\n_http._tcp IN URI 10 1 "https://gaia.example/${name}/profile.json"\n`;
+      const hash = zonefileHash(zonefile);
+      s.names[`${name}.${ns}`] = { owner: owner.address, revoked: false, zonefileHash: hash };
+      return built(
+        owner,
+        'name-register',
+        [buf(ns), buf(name), Cl.bufferFromHex('00'.repeat(20)), Cl.bufferFromHex(hash)],
+        [
+          { type: 'nft_mint_event', nft_mint_event: { asset_identifier: `${BNS_TESTNET}::names`, recipient: owner.address, ...nftValue(name) } },
+          namePrint('name-register', name, hash, owner.address),
+        ],
+        attachment('name-register', name, hash, zonefile),
+      );
+    }
+    const [fqn, n] = rng.pick(live);
+    const name = fqn.slice(0, -(ns.length + 1));
+    const owner = this.accounts.find((a) => a.address === n.owner)!;
+    if (r < 0.6) {
+      const subOwner = rng.pick(this.accounts).address;
+      const sub = `$ORIGIN s${s.seq}\n$TTL 3600\n_http._tcp URI 10 1 "https://gaia.example/s${s.seq}/profile.json"\n`;
+      const zonefile =
+        `$ORIGIN ${fqn}\n$TTL 3600\n_resolver IN URI 10 1 "https://resolver.example"\n` +
+        `s${s.seq} TXT "owner=${subOwner}" "seqn=0" "parts=1" "zf0=${Buffer.from(sub).toString('base64')}"\n`;
+      const hash = zonefileHash(zonefile);
+      n.zonefileHash = hash;
+      return built(owner, 'name-update', [buf(ns), buf(name), Cl.bufferFromHex(hash)], [namePrint('name-update', name, hash, owner.address)], attachment('name-update', name, hash, zonefile));
+    }
+    if (r < 0.8) {
+      let to = rng.pick(this.accounts);
+      if (to === owner) to = this.accounts[(this.accounts.indexOf(owner) + 1) % this.accounts.length];
+      n.owner = to.address;
+      return built(
+        owner,
+        'name-transfer',
+        [buf(ns), buf(name), Cl.standardPrincipal(to.address), Cl.none()],
+        [
+          { type: 'nft_transfer_event', nft_transfer_event: { asset_identifier: `${BNS_TESTNET}::names`, sender: owner.address, recipient: to.address, ...nftValue(name) } },
+          namePrint('name-transfer', name, '', owner.address),
+        ],
+      );
+    }
+    if (r < 0.92) {
+      // a renewal without zonefile hash: the contract prints nothing
+      return built(owner, 'name-renewal', [buf(ns), buf(name), Cl.uint(1000), Cl.none(), Cl.none()], []);
+    }
+    n.revoked = true;
+    return built(owner, 'name-revoke', [buf(ns), buf(name)], [namePrint('name-revoke', name, '', owner.address)]);
+  }
+
   private async ping(from: Account, c: ContractState): Promise<BuiltTx> {
     const fail = this.rng.next() < 0.05;
     const n = fail ? 0n : BigInt(this.rng.int(1, 1000));
@@ -942,6 +1109,7 @@ function parseCli(argv: string[]): { opts: GeneratorOptions; out?: string; url?:
       case '--txs-per-block': opts.txsPerBlock = args.integer(); break;
       case '--seed': opts.seed = args.value(); break;
       case '--forks': opts.forks = true; break;
+      case '--bns': opts.bns = true; break;
       case '--fork-every': opts.forkEvery = args.integer(); break;
       case '--fork-depth': opts.forkDepth = args.integer(); break;
       case '--no-mempool': opts.mempool = false; break;

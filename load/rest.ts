@@ -349,9 +349,32 @@ async function fullSet(base: string, dbUrl: string | undefined, txIds: string[],
     { name: '/extended/v1/block/{mid hash}', path: `/extended/v1/block/${midBlock.hash}`, cached: false },
     { name: '/extended/v1/tx/{mid tx}', path: `/extended/v1/tx/${midTx}`, cached: false },
     { name: '/extended/v1/tx/mempool?limit=30', path: '/extended/v1/tx/mempool?limit=30', cached: false },
+    { name: '/extended/v2/burn-blocks?limit=30', path: '/extended/v2/burn-blocks?limit=30', cached: true },
+    { name: '/extended/v2/burn-blocks?limit=30&offset={mid}', path: `/extended/v2/burn-blocks?limit=30&offset=${mid}`, cached: false },
+    { name: '/extended/v2/burn-blocks/{mid burn height}', path: `/extended/v2/burn-blocks/${midBlock.burn_block_height}`, cached: false },
+    { name: '/extended/v2/burn-blocks/{mid burn height}/blocks', path: `/extended/v2/burn-blocks/${midBlock.burn_block_height}/blocks`, cached: false },
+    { name: '/extended/v2/block-tenures/{mid tenure}/blocks', path: `/extended/v2/block-tenures/${midBlock.tenure_height}/blocks?cursor=${midBlock.index_block_hash}`, cached: false },
+    { name: '/extended/v2/blocks/average-times', path: '/extended/v2/blocks/average-times', cached: false },
     { name: '/extended/v1/address/{busiest}/stx', path: `/extended/v1/address/${address}/stx`, cached: false },
     { name: '/extended/v1/address/{busiest}/mempool', path: `/extended/v1/address/${address}/mempool`, cached: false },
+    { name: '/extended/v1/address/{busiest}/balances', path: `/extended/v1/address/${address}/balances`, cached: false },
+    { name: '/extended/v2/addresses/{busiest}/balances/ft', path: `/extended/v2/addresses/${address}/balances/ft`, cached: false },
+    { name: '/extended/v1/tokens/nft/holdings?principal={busiest}', path: `/extended/v1/tokens/nft/holdings?principal=${address}`, cached: false },
+    { name: '/extended/v1/tokens/ft/stx/holders', path: '/extended/v1/tokens/ft/stx/holders', cached: false },
+    // stacking (issue 16): the cycles list, the newest PoX events and burnchain rewards
+    { name: '/extended/v2/pox/cycles', path: '/extended/v2/pox/cycles', cached: false },
+    { name: '/extended/v1/pox4/events', path: '/extended/v1/pox4/events', cached: false },
+    { name: '/extended/v1/burnchain/rewards', path: '/extended/v1/burnchain/rewards', cached: false },
+    { name: '/extended/v1/tx?limit=50', path: '/extended/v1/tx?limit=50', cached: false },
+    { name: '/extended/v1/tx?from_address={busiest}&type=token_transfer', path: `/extended/v1/tx?from_address=${address}&type=token_transfer`, cached: false },
+    { name: '/extended/v1/search/{mid tx}', path: `/extended/v1/search/${midTx}`, cached: false },
+    { name: '/extended/v1/stx_supply', path: '/extended/v1/stx_supply', cached: false },
+    { name: '/extended/v1/stx_supply?height={mid}', path: `/extended/v1/stx_supply?height=${mid}`, cached: false },
   ];
+  // BNS: the first name there is (a chain without names measures the not-found path)
+  const names = (await getJson(`${base}/v1/names`)) as unknown as string[];
+  const name = Array.isArray(names) && names.length ? names[0] : 'nonexistent.btc';
+  list.push({ name: '/v1/names/{name}', path: `/v1/names/${name}`, cached: false });
   if (dbUrl) {
     const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });
     try {
@@ -366,6 +389,13 @@ async function fullSet(base: string, dbUrl: string | undefined, txIds: string[],
           { name: '/extended/v1/contract/{id}/events', path: `/extended/v1/contract/${c.id}/events?limit=20`, cached: false },
         );
       }
+      // the most held fungible token and NFT asset class: holders of a token, mints of a collection
+      const [ft] = await sql<{ a: string }[]>`
+        SELECT asset_identifier AS a FROM ft_balances GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`;
+      if (ft) list.push({ name: '/extended/v1/tokens/ft/{busiest token}/holders', path: `/extended/v1/tokens/ft/${ft.a}/holders`, cached: false });
+      const [nft] = await sql<{ a: string }[]>`
+        SELECT asset_identifier AS a FROM nft_custody GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`;
+      if (nft) list.push({ name: '/extended/v1/tokens/nft/mints?asset_identifier={busiest}', path: `/extended/v1/tokens/nft/mints?asset_identifier=${nft.a}`, cached: false });
     } finally {
       await sql.end();
     }
@@ -466,6 +496,10 @@ async function main() {
       // the same lookups with a new URL every request: never from the answer cache
       { name: '/extended/v1/tx/multiple (5 ids) (computed)', path: `/extended/v1/tx/multiple?${txIds.map((t) => `tx_id=${t}`).join('&')}`, cached: false, unique: true },
       { name: '/extended/v1/tx/events?address=… (computed)', path: `/extended/v1/tx/events?address=${address}`, cached: false, unique: true },
+      // wallet accounts (issue 15): pages from principal_txs, totals from principal_tx_counts
+      { name: '/extended/v1/address/{p}/transactions', path: `/extended/v1/address/${address}/transactions`, cached: false },
+      { name: '/extended/v1/address/{p}/nonces', path: `/extended/v1/address/${address}/nonces`, cached: false },
+      { name: '/extended/v2/addresses/{p}/transactions', path: `/extended/v2/addresses/${address}/transactions`, cached: false },
       { name: 'POST /rosetta/v1/block (tip)', path: '/rosetta/v1/block', cached: false, body: JSON.stringify({ network_identifier: rosettaNet, block_identifier: {} }) },
       {
         name: 'POST /rosetta/v1/account/balance',

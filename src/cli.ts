@@ -51,6 +51,19 @@ export const COMMANDS: CommandSpec[] = [
     notes: [DB_NOTE],
   },
   {
+    name: 'import-bns',
+    summary: 'load the BNS genesis (Stacks 1.0) namespaces, names, zonefiles and subdomains from the node\'s genesis files',
+    options: [
+      {
+        name: '--dir',
+        value: 'D',
+        required: true,
+        help: 'folder with chainstate.txt, name_zonefiles.txt, subdomains.csv, subdomain_zonefiles.txt (and their .sha256)',
+      },
+    ],
+    notes: [DB_NOTE, 'Idempotent: a second run loads nothing again.'],
+  },
+  {
     name: 'import-events',
     summary: 'load a recorded node stream (TSV) into the database through the ingest code',
     options: [{ name: '--file', value: 'F.tsv', required: true, help: 'lines id<TAB>timestamp<TAB>path<TAB>json-body' }],

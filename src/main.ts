@@ -9,6 +9,8 @@ import { createLogger, type Logger } from './logger.js';
 import { startService } from './service.js';
 import { connectDatabase } from './store/connect.js';
 import { migrate } from './store/migrate.js';
+import { completeBnsBackfill } from './store/bns-write.js';
+import { importBns } from './store/bns-import.js';
 import { ObserverPipeline } from './observer/pipeline.js';
 import { exportEvents, importEvents, ImportInterrupted } from './replay.js';
 import { runKeysCommand } from './auth/cli.js';
@@ -118,8 +120,31 @@ async function main(argv: string[]): Promise<void> {
       const applied = await migrate(db.sql).catch((e: unknown) => {
         throw databaseStartupError(e, config.databaseUrl);
       });
+      await completeBnsBackfill(db.sql);
       log.info({ applied }, applied.length ? 'migrations applied' : 'database is up to date');
       await db.close();
+      return;
+    }
+    case 'import-bns': {
+      const dir = options.dir;
+      const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command });
+      try {
+        await migrate(db.sql);
+        const tty = process.stderr.isTTY;
+        let last = 0;
+        const r = await importBns(db.sql, dir, (part, rows, fraction) => {
+          const now = Date.now();
+          if (fraction < 1 && now - last < (tty ? 200 : 5000)) return;
+          last = now;
+          if (!tty) return log.info({ part, rows, progress: `${(fraction * 100).toFixed(1)}%` }, 'BNS import progress');
+          const filled = Math.round(Math.min(1, fraction) * 30);
+          process.stderr.write(`\r${part} [${'#'.repeat(filled)}${'.'.repeat(30 - filled)}] ${(fraction * 100).toFixed(1)}% ${rows} rows   `);
+          if (fraction >= 1) process.stderr.write('\n');
+        });
+        log.info(r, 'BNS import done');
+      } finally {
+        await db.close();
+      }
       return;
     }
     case 'import-events': {

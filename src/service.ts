@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
+import { CHAIN_ID_TESTNET, type Config } from './config.js';
 import { connectDatabase, type Database } from './store/connect.js';
 import { migrate } from './store/migrate.js';
 import { ObserverPipeline } from './observer/pipeline.js';
@@ -16,6 +16,7 @@ import { listen, type Listening } from './http/router.js';
 import { assertNativeUws } from './http/uws.js';
 import { startPush, type Push } from './push/index.js';
 import { createAccessControl, type Access, type AccessControl } from './auth/index.js';
+import { completeBnsBackfill } from './store/bns-write.js';
 import { installNodeProxy, type NodeProxy } from './proxy/index.js';
 import { StartupError, databaseStartupError, portStartupError } from './startup-error.js';
 import { settleNetwork } from './chain/network.js';
@@ -88,6 +89,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
     if (applied.length) log.info({ applied }, 'migrations applied');
     // STACKS_CHAIN_ID against the database's recorded network (refuses to start on a mismatch)
     const chainId = await settleNetwork(db.sql, config.chainId);
+    // the subdomains of zonefiles a migration backfilled from event_log (sql/0050_bns.sql): parsed in TypeScript
+    const subdomainZonefiles = await completeBnsBackfill(db.sql);
+    if (subdomainZonefiles) log.info({ zonefiles: subdomainZonefiles }, 'BNS subdomains backfilled');
     let pipeline: ObserverPipeline | undefined;
     if (config.apiMode !== 'api') pipeline = new ObserverPipeline(db.sql, log, { chainId });
     // The push publisher is attached (and has published what a previous run left unpublished) before the observer
@@ -108,7 +112,14 @@ export async function startService(config: Config, log: Logger): Promise<Service
     if (config.apiMode !== 'ingest') {
       access = await createAccessControl(config, db.sql, log);
       const { app, router, cache } = createApiApp(
-        { sql: db.read, log, serverVersion: `stacks-pulse v${packageVersion()}`, chainId, nodePool: () => nodeProxy?.pool },
+        {
+          sql: db.read,
+          log,
+          serverVersion: `stacks-pulse v${packageVersion()}`,
+          chainId,
+          nodes: () => nodeProxy?.pool,
+          network: chainId === undefined ? undefined : chainId === CHAIN_ID_TESTNET ? 'testnet' : 'mainnet',
+        },
         { log, trustProxy: config.trustProxy, access: access.access, pushMetrics: () => push?.server?.metrics() },
       );
       nodeProxy = installNodeProxy(app, router, {

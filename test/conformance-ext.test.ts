@@ -14,7 +14,7 @@ import path from 'node:path';
 import { FIXTURES_DIR, goldenExtNames, readFixture, readGoldenExt } from './helpers/fixtures.js';
 import { startTestService, replay, type TestService } from './helpers/service.js';
 import { compareExtAnswer, extRequest, goldenExtContext, goldenExtNetwork, type ExtAnswer, type ExtRequest, type GoldenExtEntry } from './helpers/golden-compare.js';
-import { ENDPOINT_FAMILIES, familyOf, type EndpointFamily } from './helpers/golden-families.js';
+import { ENDPOINT_FAMILIES, familyOf, referenceBug, type EndpointFamily } from './helpers/golden-families.js';
 import { fetchAnswerChecker, type AnswerCheck } from './helpers/openapi-validate.js';
 
 const only = process.env.CONFORMANCE_ONLY;
@@ -117,7 +117,9 @@ async function runScenario(svc: TestService, golden: GoldenExtEntry[], label: st
     for (const x of bad) mismatches.push(`  [${f.name}] ${describeRequest(x.req)} → ${x.r.reason}`);
     for (const x of schemaBad) mismatches.push(`  [${f.name}] ${describeRequest(x.req)} → OpenAPI: ${x.schemaError}`);
     if (f.state === 'must-match') {
-      for (const x of bad) failures.push(`${label} [${f.name}] ${describeRequest(x.req)} → ${x.r.reason}`);
+      for (const x of bad) {
+        if (!referenceBug(f, label, x.req.path)) failures.push(`${label} [${f.name}] ${describeRequest(x.req)} → ${x.r.reason}`);
+      }
       for (const x of schemaBad) failures.push(`${label} [${f.name}] ${describeRequest(x.req)} → OpenAPI: ${x.schemaError}`);
     }
   }
@@ -191,6 +193,16 @@ describe('golden-ext comparison rules (no service)', () => {
     expect(ok(e, json(200, { total: 3, results: [tx('0xb', 1), tx('0xa', 0), tx('0xc', 1)] })).ok).toBe(false);
   });
 
+  it("a legacy block's tx ids tied on tx_index compare as a set (keys from the golden's tx objects)", () => {
+    const tx = (tx_id: string, tx_index: number) => ({ tx_id, tx_index, block_hash: '0x01', block_height: 1 });
+    const list: GoldenExtEntry = { request: '/extended/v2/blocks/1/transactions', status: 200, body: { results: [tx('0xa', 1), tx('0xb', 1), tx('0xc', 0)] } };
+    const e: GoldenExtEntry = { request: '/extended/v1/block/by_burn_block_hash/0x01', status: 200, body: { height: 1, txs: ['0xa', '0xb', '0xc'] } };
+    const c = goldenExtContext([list, e]);
+    expect(compareExtAnswer(e, json(200, { height: 1, txs: ['0xb', '0xa', '0xc'] }), c)).toEqual({ ok: true, tieTolerant: true });
+    expect(compareExtAnswer(e, json(200, { height: 1, txs: ['0xc', '0xa', '0xb'] }), c).ok).toBe(false);
+    expect(compareExtAnswer(e, json(200, { height: 2, txs: ['0xb', '0xa', '0xc'] }), c).ok).toBe(false);
+  });
+
   it('non-comparable values: unanchored block_time, mempool receipt_time, average-times, Rosetta mempool order', () => {
     const u: GoldenExtEntry = { request: '/extended/v1/microblock/unanchored/txs', status: 200, body: { results: [{ tx_id: '0xa', is_unanchored: true, block_time: 1, block_time_iso: 'x' }] } };
     expect(ok(u, json(200, { results: [{ tx_id: '0xa', is_unanchored: true, block_time: 2, block_time_iso: 'y' }] })).ok).toBe(true);
@@ -234,7 +246,8 @@ describe('golden-ext comparison rules (no service)', () => {
   });
 
   it('the family table: unknown and ambiguous requests are errors', () => {
-    expect(familyOf('GET', '/extended/v1/address/SP1/balances?limit=1').family?.name).toBe('accounts');
+    expect(familyOf('GET', '/extended/v1/address/SP1/balances?limit=1').family?.name).toBe('accounts-balances');
+    expect(familyOf('GET', '/extended/v1/address/SP1/transactions?limit=1').family?.name).toBe('accounts');
     expect(familyOf('POST', '/rosetta/v1/block').family?.name).toBe('rosetta');
     expect(familyOf('GET', '/extended/v1/address/SP1/whatever').error).toMatch(/no endpoint family/);
     expect(familyOf('GET', '/extended/v3/anything').error).toMatch(/no endpoint family/);

@@ -113,15 +113,25 @@ describe('GET /extended/openapi.json', () => {
     }
   });
 
-  it('marks exactly the three legacy endpoints deprecated', () => {
+  it('marks exactly the legacy endpoints deprecated (the reference marks them)', () => {
     const deprecated = Object.entries<Json>(doc.paths)
       .filter(([, item]) => item.get?.deprecated === true)
       .map(([p]) => p)
       .sort();
     expect(deprecated).toEqual([
+      '/extended/v1/address/{principal}/balances',
+      // the reference deprecates these two in favour of /extended/v2/addresses/{address}/transactions
+      '/extended/v1/address/{principal}/transactions',
+      '/extended/v1/address/{principal}/transactions_with_transfers',
       '/extended/v1/address/{principal}/{tx_id}/with_transfers',
       '/extended/v1/block',
+      '/extended/v1/block/by_burn_block_hash/{burn_block_hash}',
       '/extended/v1/block/by_burn_block_height/{burn_block_height}',
+      '/extended/v1/stx_supply/circulating/plain',
+      '/extended/v1/stx_supply/legacy_format',
+      '/extended/v1/stx_supply/total/plain',
+      '/extended/v1/tx/block/{block_hash}',
+      '/extended/v1/tx/block_height/{height}',
     ]);
   });
 
@@ -166,10 +176,16 @@ describe('GET /extended/openapi.json', () => {
       for (const op of Object.values<Json>(item)) {
         for (const [status, r] of Object.entries<Json>(op.responses)) {
           expect(r.description, `${p} ${status}`).toMatch(/\S/);
-          // Rosetta's own 4xx answers are its error objects {code, message, retriable, details?}
-          const own = p.startsWith('/rosetta/') && /^4/.test(status) && !['401', '429'].includes(status);
-          if (/^[45]/.test(status)) expect(r.content['application/json'].schema).toEqual({ $ref: `#/components/schemas/${own ? 'RosettaError' : 'Error'}` });
-          if (status === '200' && p.startsWith('/extended/v')) {
+          // BNS (issue 17) keeps the reference's `{error}` bodies: BnsError is `{error}` or Error
+          // Rosetta (issue 18): its error objects `{code, message, retriable}` or Error
+          const errorRef = /^\/(v1|v2\/prices)\//.test(p)
+            ? '#/components/schemas/BnsError'
+            : p.startsWith('/rosetta/')
+              ? '#/components/schemas/RosettaErrorResponse'
+              : '#/components/schemas/Error';
+          if (/^[45]/.test(status)) expect(r.content['application/json'].schema, `${p} ${status}`).toEqual({ $ref: errorRef });
+          // a JSON answer is a named component (the plain-text supply figures are text/plain strings)
+          if (status === '200' && p.startsWith('/extended/v') && !r.content['text/plain']) {
             expect(r.content['application/json'].schema.$ref, p).toMatch(/^#\/components\/schemas\//);
           }
           if (/^3/.test(status) && status !== '304') expect(r.headers.Location).toBeTruthy();
@@ -276,15 +292,35 @@ describe('documented parameters agree with the handlers', () => {
     height_or_hash: 'latest',
     height: '1',
     burn_block_height: '1',
+    burn_block_hash: '0x' + '0'.repeat(64),
+    tenure_height: '1',
     hash: '0x' + '0'.repeat(64),
+    block_hash: '0x' + '0'.repeat(64),
+    network: 'mainnet',
+    id: ADDRESS,
     tx_id: '0x' + '1'.repeat(64),
     principal: ADDRESS,
     contract_id: `${ADDRESS}.token`,
+    // stacking
+    address: ADDRESS,
+    pox: 'pox4',
+    pool_principal: ADDRESS,
+    cycle_number: '1',
+    signer_key: '0x02' + 'ab'.repeat(32),
+    // BNS
+    blockchain: 'stacks',
+    name: 'muneeb.id',
+    zoneFileHash: 'ab'.repeat(20),
+    tld: 'id',
   };
   /** Query that makes a request well-formed apart from the parameter under test. */
   const baseQuery: Record<string, Record<string, string>> = {
     '/extended/v1/tx/events': { address: ADDRESS },
     '/extended/v1/tx/multiple': { tx_id: samples.tx_id },
+    '/extended/v1/tokens/nft/holdings': { principal: ADDRESS },
+    '/extended/v1/tokens/nft/history': { asset_identifier: `${ADDRESS}.token::nft`, value: '0x01' },
+    '/extended/v1/tokens/nft/mints': { asset_identifier: `${ADDRESS}.token::nft` },
+    '/extended/v1/contract/by_trait': { trait_abi: '{"functions":[]}' },
   };
 
   function url(p: string, query: Record<string, string>): string {
@@ -297,7 +333,7 @@ describe('documented parameters agree with the handlers', () => {
     let checked = 0;
     for (const [p, item] of Object.entries<Json>(doc.paths)) {
       const op = item.get;
-      if (!op) continue; // POST-only paths (Rosetta) take a JSON body, no query parameters
+      if (!op) continue; // POST-only paths (fee_rate, Rosetta) take a body, no query parameters
       for (const param of (op.parameters ?? []) as Json[]) {
         if (param.in !== 'query') continue;
         const q = { ...baseQuery[p] };
@@ -311,6 +347,11 @@ describe('documented parameters agree with the handlers', () => {
           if (wantBadRequest) {
             expect(r.status, label).toBe(400);
             expect(((await r.json()) as Json).message, label).toContain(param.name);
+          } else if (r.status === 400 && /^\/v1\//.test(p)) {
+            // BNS: a 400 about the resource (`{"error":"No such namespace"}`), not about the parameter
+            const body = (await r.json()) as Json;
+            expect(body.statusCode, label).toBeUndefined();
+            expect(body.error, label).toMatch(/\S/);
           } else {
             expect(r.status, label).not.toBe(400);
             await r.arrayBuffer();

@@ -38,6 +38,8 @@ export function createApiApp(
     mapError: mapUnavailable,
   });
   registerEndpoints(router, { ...ctx, pushMetrics: opts.pushMetrics ?? ctx.pushMetrics }, allEndpoints());
+  // BNS prices are answered here (a read-only call on the node pool), not forwarded by the node proxy's `/v2/*`
+  router.claim('/v2/prices/*');
   registerDocsPage(router);
   registerDashboardRoutes(router);
   router.onRequest(rejectNulParameters);

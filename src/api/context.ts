@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Sql } from '../store/connect.js';
 import type { NodePool } from '../proxy/pool.js';
+import type { Network } from '../config.js';
 
 /** What every endpoint handler gets. */
 export interface ApiContext {
@@ -8,10 +9,15 @@ export interface ApiContext {
   sql: Sql;
   log: Logger;
   serverVersion: string;
+  /**
+   * the chain id settled at start-up (STACKS_CHAIN_ID or the database's recorded network; 1 is mainnet), undefined
+   * until a network is known. Routes that print network-dependent addresses read it.
+   */
+  chainId?: number;
   /** the push server's counters (GET /extended/v1/status/push); undefined where push does not run */
   pushMetrics?: () => object | undefined;
-  /** STACKS_CHAIN_ID, when configured (Rosetta's network identifier; else the database's recorded network) */
-  chainId?: number;
-  /** the Stacks node pool (STACKS_NODE_RPC_URLS), once the proxy is installed; undefined without one */
-  nodePool?: () => NodePool | undefined;
+  /** the Stacks node pool, for the API's own read-only calls (BNS prices); undefined: no node */
+  nodes?: () => NodePool | undefined;
+  /** which BNS boot contract the read-only calls use (default mainnet) */
+  network?: Network;
 }

@@ -64,8 +64,8 @@ export interface EndpointSpec<P extends AnyObject | undefined, Q extends AnyObje
   redirect?: { status: 301 | 302; description: string };
   errors?: ErrorStatus[];
   /**
-   * The JSON body of this endpoint's own 4xx answers (those in `errors`), when not the usual `{statusCode, error,
-   * message}` (Rosetta's error objects). A registered component.
+   * The documented body of the error answers when it is not the common Error (BNS: `{error}` or Error; Rosetta: its
+   * error objects or Error).
    */
   errorResponse?: z.ZodType;
   /** default: 'etag' for GET, 'none' for POST */

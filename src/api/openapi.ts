@@ -106,12 +106,10 @@ function responses(op: Endpoint): Json {
     };
   }
   if (etag) out['304'] = { description: 'Not modified (`If-None-Match` holds the current ETag)' };
-  const errorRef = componentId(ErrorResponse);
+  const errorRef = componentId(op.errorResponse ?? ErrorResponse);
   const statuses = [...new Set([...(op.errors ?? []), ...ACCESS_ERRORS])].sort((a, b) => a - b);
-  const ownRef = op.errorResponse ? componentId(op.errorResponse) : errorRef;
   for (const status of statuses) {
-    const own = status < 500 && (op.errors ?? []).includes(status as never);
-    const r: Json = { description: ERROR_DESCRIPTIONS[status], content: jsonContent(own ? ownRef : errorRef) };
+    const r: Json = { description: ERROR_DESCRIPTIONS[status], content: jsonContent(errorRef) };
     if (status === 503 || status === 429) r.headers = { 'Retry-After': { description: 'Seconds', schema: { type: 'integer' } } };
     out[String(status)] = r;
   }

@@ -20,6 +20,7 @@ export type BlockDbRow = Pick<
   | 'parent_microblock_sequence'
   | 'miner_txid'
   | 'tenure_height'
+  | 'signer_bitvec'
   | 'tx_count'
   | keyof ExecutionCost
   | 'canonical'
@@ -49,8 +50,9 @@ function head(b: BlockDbRow) {
     hash: b.block_hash,
     block_time: b.block_time,
     block_time_iso: isoTime(b.block_time),
-    // pre-Nakamoto nodes send no tenure height: every block is its own tenure
-    tenure_height: b.tenure_height ?? b.block_height,
+    // as the reference: no tenure height in the payload means its own tenure for an epoch 2.x block (no signer
+    // bitvec), and -1 (unknown) for a Nakamoto block from a node that did not send it
+    tenure_height: b.tenure_height ?? (b.signer_bitvec ? -1 : b.block_height),
     index_block_hash: b.index_block_hash,
     parent_block_hash: b.parent_block_hash,
   };
@@ -89,8 +91,12 @@ export function blockV2Json(b: BlockDbRow): Record<string, unknown> {
 
 /** `/extended/v1/block*` legacy block. */
 export function blockV1Json(b: BlockDbRow, meta: BlockV1Metadata): Record<string, unknown> {
+  // the legacy form falls back to the burn block's time when the block has none
+  const blockTime = b.block_time > 0 ? b.block_time : b.burn_block_time;
   return {
     ...head(b),
+    block_time: blockTime,
+    block_time_iso: isoTime(blockTime),
     ...burnAndCost(b),
     ...costs(b),
     txs: meta.txs,

@@ -136,7 +136,19 @@ export async function stxBalance(
  * answer; the push layer sends its first four members to `address-transaction:<principal>`).
  */
 export async function addressTxWithTransfers(sql: Sql, principal: string, row: addresses.AddressTxRow) {
+  return (await addressTxWithTransfersRanked(sql, principal, row)).json;
+}
+
+/**
+ * addressTxWithTransfers, plus the highest event index among the principal's transfers (−1: none), by which the
+ * reference orders txs tied on (height, tx index) in its lists.
+ */
+export async function addressTxWithTransfersRanked(sql: Sql, principal: string, row: addresses.AddressTxRow) {
   const transfers = await addresses.principalTransfers(sql, principal, row);
+  return { json: transferSummary(principal, row, transfers), lastEventIndex: transfers.length ? Math.max(...transfers.map((t) => t.event_index)) : -1 };
+}
+
+function transferSummary(principal: string, row: addresses.AddressTxRow, transfers: addresses.TransferRow[]) {
   let sent = row.sender_address === principal ? BigInt(row.fee_rate) : 0n;
   let received = 0n;
   const stx_transfers: { amount: string; sender: string; recipient: string }[] = [];

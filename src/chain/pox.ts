@@ -96,6 +96,8 @@ export interface PoxEvent {
   poxAddrRaw: string | null;
   /** pox-addr as a `{version, hashbytes}` tuple value (0x-hex Clarity serialisation), null when none. */
   poxAddrTupleHex: string | null;
+  /** true when the event carries a `pox-addr` of `none` (the reference prints its raw form as `0x`). */
+  poxAddrNone: boolean;
   /** Event-specific fields (snake_case, amounts/heights as bigint, principals as strings, absent → null). */
   data: Record<string, bigint | string | null>;
 }
@@ -165,6 +167,7 @@ export function decodePoxPrintEvent(valueHex: string): PoxEvent | null {
     burnchainUnlockHeight: unlock,
     poxAddrRaw: null,
     poxAddrTupleHex: null,
+    poxAddrNone: d['pox-addr']?.type_id === T.OptionalNone,
     data,
   };
   const addr = tupleData(someOf(d['pox-addr']));

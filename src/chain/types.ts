@@ -32,6 +32,8 @@ export interface BlockRow extends ExecutionCost {
   cycle_number: number | null;
   signer_bitvec: string | null;
   signer_signature_hash: string | null;
+  /** the node's `signer_signature` list (0x lower-case hex), null before Nakamoto (sql/0025_nakamoto.sql) */
+  signer_signatures: string[] | null;
   tx_count: number;
   canonical: boolean;
 }

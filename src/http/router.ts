@@ -176,6 +176,27 @@ export class Router {
     });
   }
 
+  /**
+   * Sends a native uWS pattern to this router too, so it wins over another native route with a less specific pattern
+   * registered on the same app (uWS prefers a static segment to a wildcard): `/v2/prices/*` (BNS, served here) ahead
+   * of the node proxy's `/v2/*`.
+   */
+  claim(pattern: string): this {
+    this.app.any(pattern, (res, req) => {
+      try {
+        this.dispatch(res, req);
+      } catch (err) {
+        this.log.error({ err }, 'HTTP dispatch failed');
+        try {
+          res.cork(() => res.writeStatus('500 Internal Server Error').end('', true));
+        } catch {
+          // already answered or aborted
+        }
+      }
+    });
+    return this;
+  }
+
   get(pattern: string, handler: Handler, options?: RouteOptions): this {
     return this.add('GET', pattern, handler, options);
   }

@@ -228,15 +228,18 @@ export function blockUpdate(msg: NewBlockMessage): ChainUpdate {
   }));
 
   const parentMicroblock = normalizeHex(msg.parent_microblock);
-  // The reference sums the costs of every tx in the message (anchored and microblock-confirmed); it ignores the
-  // node's anchored_cost / confirmed_microblocks_cost, which older nodes do not send at all.
-  const blockCost = { ...ZERO_COST };
-  for (const t of txs) {
-    blockCost.execution_cost_read_count += t.execution_cost_read_count;
-    blockCost.execution_cost_read_length += t.execution_cost_read_length;
-    blockCost.execution_cost_runtime += t.execution_cost_runtime;
-    blockCost.execution_cost_write_count += t.execution_cost_write_count;
-    blockCost.execution_cost_write_length += t.execution_cost_write_length;
+  // The block's cost is the node's own `anchored_cost` (the anchored txs only; microblock-confirmed txs are
+  // counted in `confirmed_microblocks_cost`, which the reference does not show). Very old nodes do not send it:
+  // then, as the reference does, the sum of the costs of every tx of the message.
+  const blockCost = msg.anchored_cost ? cost(msg.anchored_cost) : { ...ZERO_COST };
+  if (!msg.anchored_cost) {
+    for (const t of txs) {
+      blockCost.execution_cost_read_count += t.execution_cost_read_count;
+      blockCost.execution_cost_read_length += t.execution_cost_read_length;
+      blockCost.execution_cost_runtime += t.execution_cost_runtime;
+      blockCost.execution_cost_write_count += t.execution_cost_write_count;
+      blockCost.execution_cost_write_length += t.execution_cost_write_length;
+    }
   }
   return {
     kind: 'block',
@@ -259,8 +262,10 @@ export function blockUpdate(msg: NewBlockMessage): ChainUpdate {
       consensus_hash: msg.consensus_hash ? normalizeHex(msg.consensus_hash) : '',
       tenure_height: msg.tenure_height ?? null,
       cycle_number: msg.cycle_number ?? null,
-      signer_bitvec: msg.signer_bitvec ?? null,
+      // the reference stores no bitvec for an empty one (it reads `tenure_height` -1 only when a bitvec is present)
+      signer_bitvec: msg.signer_bitvec ? msg.signer_bitvec : null,
       signer_signature_hash: msg.signer_signature_hash ? normalizeHex(msg.signer_signature_hash) : null,
+      signer_signatures: msg.signer_signature?.map(normalizeHex) ?? null,
       // the reference counts every tx of the message, including a burnchain-op tx it could not rebuild
       tx_count: msg.transactions.length,
       ...blockCost,

@@ -1,6 +1,7 @@
 /**
  * JSON-RPC 2.0 over a plain WebSocket at /extended/v1/ws (native uWS `app.ws`, not Socket.IO): subscribe /
- * unsubscribe to the reference's events (plus contract_event and address_mempool_update), notifications
+ * unsubscribe to the reference's events (plus contract_event, address_mempool_update,
+ * address_ft_balance_update and address_nft_event), notifications
  * `{"jsonrpc":"2.0","method":<event>,"params":<payload>,"cursor":"<seq>"}`. Any number of topics of one kind per
  * connection; batches; `params.cursor` on subscribe replays what that topic missed since the cursor, from PostgreSQL.
  */
@@ -8,7 +9,7 @@ import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import type { Sql } from '../store/connect.js';
 import { isPrincipal, TX_ID_RE } from '../api/schemas/params.js';
-import { rooms } from './topics.js';
+import { BNS_NAME_RE, rooms } from './topics.js';
 import { messagesAfter, type PublishedMessage } from './log.js';
 import type { AccessControl } from '../auth/access.js';
 
@@ -36,6 +37,11 @@ const EVENTS = [
   'nft_collection_event',
   'contract_event',
   'address_mempool_update',
+  'address_ft_balance_update',
+  'address_nft_event',
+  'bns_name_update',
+  'burn_block',
+  'tenure',
 ] as const;
 
 class RpcError extends Error {
@@ -65,6 +71,10 @@ function topicOf(params: Json | undefined): { room: string; result: Json } {
       return { room: event, result: {} };
     case 'nft_event':
       return { room: rooms.nftEvent, result: {} };
+    case 'burn_block':
+      return { room: rooms.burnBlock, result: {} };
+    case 'tenure':
+      return { room: rooms.tenure, result: {} };
     case 'tx_update': {
       const raw = str('tx_id');
       if (!TX_ID_RE.test(raw)) throw invalidParams('invalid tx_id');
@@ -84,6 +94,13 @@ function topicOf(params: Json | undefined): { room: string; result: Json } {
             : rooms.addressMempool(address);
       return { room, result: { address } };
     }
+    case 'address_ft_balance_update':
+    case 'address_nft_event': {
+      const address = str('address');
+      if (!isPrincipal(address)) throw invalidParams('invalid address');
+      const room = event === 'address_ft_balance_update' ? rooms.addressFtBalance(address) : rooms.addressNftEvent(address);
+      return { room, result: { address } };
+    }
     case 'nft_asset_event': {
       const asset = str('asset_identifier');
       const value = str('value');
@@ -95,6 +112,11 @@ function topicOf(params: Json | undefined): { room: string; result: Json } {
       const asset = str('asset_identifier');
       if (!asset.includes('::')) throw invalidParams('invalid asset_identifier');
       return { room: rooms.nftCollectionEvent(asset), result: { asset_identifier: asset } };
+    }
+    case 'bns_name_update': {
+      const name = str('name');
+      if (!BNS_NAME_RE.test(name)) throw invalidParams('invalid name');
+      return { room: rooms.bnsName(name), result: { name } };
     }
     case 'contract_event': {
       const id = str('contract_id');
@@ -117,6 +139,10 @@ export function notificationOf(m: PublishedMessage): { method: string; params: u
       return { method: kind, params: m.args[0] };
     case 'nft-event':
       return { method: 'nft_event', params: m.args[0] };
+    case 'burn-block':
+      return { method: 'burn_block', params: m.args[0] };
+    case 'tenure':
+      return { method: 'tenure', params: m.args[0] };
     case 'transaction':
       return { method: 'tx_update', params: m.args[0] };
     case 'nft-asset-event':
@@ -141,6 +167,18 @@ export function notificationOf(m: PublishedMessage): { method: string; params: u
     case 'contract-event': {
       const [contract_id, event] = m.args as [string, Json];
       return { method: 'contract_event', params: { contract_id, ...event } };
+    }
+    case 'address-ft-balance': {
+      const [address, balances] = m.args as [string, Json];
+      return { method: 'address_ft_balance_update', params: { address, ...balances } };
+    }
+    case 'address-nft-event': {
+      const [address, event] = m.args as [string, Json];
+      return { method: 'address_nft_event', params: { address, ...event } };
+    }
+    case 'bns-name': {
+      const [name, info] = m.args as [string, Json | null];
+      return { method: 'bns_name_update', params: { name, info } };
     }
   }
   return undefined;

@@ -16,18 +16,25 @@
  *  - nft-event / nft-asset-event / nft-collection-event: NFT events of txs newly anchored in a canonical block.
  *  - contract-event:<contract_id>: smart_contract_log events of txs newly mined (microblock or block) canonically.
  *  - address-mempool:<principal>: a tx involving the principal entered or left the mempool.
+ *  - bns-name:<name.namespace>: `[name, /v1/names/{name} answer or null]` when a block that becomes or stops being
+ *    canonical carries a BNS v1 or V2 operation on the name and its answer changed (owner, zonefile hash, status,
+ *    expiry). A BNS-V2 sale (NFT transfer without a print) is not seen.
  */
 import type { Sql } from '../store/connect.js';
 import type { ChainUpdate } from '../chain/types.js';
 import type { IngestResult } from '../store/ingest.js';
 import { chainTip } from '../store/chain-tip.js';
 import { addressTxWithTransfers, lookupTx, stxBalance, v1SingleBlockJson } from '../api/views.js';
-import { ABI_SUBQUERY } from '../store/txs.js';
-import type { BlockDbRow } from '../api/serialize-blocks.js';
-import { isoTime, mempoolTxJson, type MempoolDbRow, type TxDbRow } from '../api/serialize.js';
+import * as changes from '../store/changes.js';
+import type { EventDbRow, MempoolPrincipals, MicroblockDbRow, TxRowFull } from '../store/changes.js';
+import { isoTime, mempoolTxJson } from '../api/serialize.js';
 import { createHash } from 'node:crypto';
 import { rooms } from './topics.js';
+import { bnsNamesTouched, currentNames } from '../store/bns.js';
+import { nameInfo, v2NameInfo } from '../api/routes/bns/serialize.js';
+import { bnsV2Names } from '../store/bns-v2.js';
 import { ALL_ROOMS, type RoomFilter } from './interest.js';
+import { chainHeartbeatMessages } from './chain-heartbeat.js';
 
 /** One message for one room. The Socket.IO event name is `event` (the room name, or `reorg`). */
 export interface PushMessage {
@@ -41,30 +48,6 @@ export interface PushMessage {
 export interface CommittedChange {
   update: ChainUpdate;
   result: IngestResult;
-}
-
-type TxRowFull = TxDbRow & {
-  sender_address: string;
-  fee_rate: string;
-  token_transfer_recipient: string | null;
-  contract_call_contract_id: string | null;
-  smart_contract_contract_id: string | null;
-};
-
-interface EventDbRow {
-  tx_id: string;
-  event_index: number;
-  tx_index: number;
-  block_height: number;
-  event_type: string;
-  asset_event_type: string | null;
-  sender: string | null;
-  recipient: string | null;
-  asset_identifier: string | null;
-  value_hex: string | null;
-  contract_id: string | null;
-  locked_address: string | null;
-  api: { asset?: { value?: unknown } } & Record<string, unknown>;
 }
 
 const NO_EVENTS = { limit: 0, offset: 0 };
@@ -82,21 +65,6 @@ export function nftEventJson(e: EventDbRow): Record<string, unknown> {
     sender: e.sender,
     recipient: e.recipient,
   };
-}
-
-interface MicroblockDbRow {
-  microblock_hash: string;
-  microblock_sequence: number;
-  microblock_parent_hash: string;
-  parent_index_block_hash: string;
-  index_block_hash: string;
-  block_height: number;
-  block_hash: string;
-  parent_burn_block_height: number;
-  parent_burn_block_hash: string;
-  parent_burn_block_time: number;
-  microblock_canonical: boolean;
-  canonical: boolean;
 }
 
 /** The reference's Microblock. */
@@ -199,11 +167,12 @@ export async function buildMessages(
   let candidates: string[] = [];
   let balanceHeight: { height: number; burnHeight: number } | undefined;
   let anchoredBlock: string | undefined;
+  let touchedOnly: string[] = [];
 
   switch (u.kind) {
     case 'block': {
       if (u.block.block_height <= 1) return [];
-      const [b] = await sql<BlockDbRow[]>`SELECT * FROM blocks WHERE index_block_hash = ${u.block.index_block_hash}`;
+      const b = await changes.storedBlock(sql, u.block.index_block_hash);
       if (!b) return [];
       if (result.orphanedBlocks.length && want.wants(rooms.block)) {
         const tip = await chainTip(sql);
@@ -227,27 +196,33 @@ export async function buildMessages(
         });
       }
       if (early && out.length) await early(out.splice(0));
+      // issue 16: the burn-block and tenure rooms (src/push/chain-heartbeat.ts), right after the block
+      out.push(...(await chainHeartbeatMessages(sql, b, { orphaned: result.orphanedBlocks, restored: result.restoredBlocks }, want)));
+      if (early && out.length) await early(out.splice(0));
       const moved = [...result.orphanedBlocks, ...result.restoredBlocks];
-      const movedTxs = moved.length
-        ? await sql<{ tx_id: string }[]>`
-            SELECT DISTINCT tx_id FROM txs WHERE index_block_hash = ANY(${moved})`
-        : [];
-      candidates = uniq([...u.txs.map((t) => t.tx_id), ...result.txIds, ...movedTxs.map((r) => r.tx_id)]);
+      const movedTxs = await changes.txIdsOfBlocks(sql, moved);
+      candidates = uniq([...u.txs.map((t) => t.tx_id), ...result.txIds, ...movedTxs]);
+      if (want.wantsKind('bns-name')) out.push(...(await bnsNameMessages(sql, log, [b.index_block_hash, ...moved], want, memo, stored)));
       balanceHeight = { height: b.block_height, burnHeight: b.burn_block_height };
       if (b.canonical) anchoredBlock = b.index_block_hash;
+      // The reference notifies the principals of every stored block, canonical or not: a non-canonical block's
+      // principals get their balance at its height (its txs are no canonical address-transaction), the lock state
+      // judged at the burn height of the canonical block at that height (none: no balance, as the reference fails).
+      else {
+        const burnHeight = await changes.canonicalBurnHeightAt(sql, b.block_height);
+        if (burnHeight !== undefined) {
+          touchedOnly = touchedPrincipals(u);
+          balanceHeight = { height: b.block_height, burnHeight };
+        }
+      }
       break;
     }
     case 'microblocks': {
       const hashes = u.microblocks.map((m) => m.microblock_hash);
-      const mbs = await sql<MicroblockDbRow[]>`
-        SELECT * FROM microblocks WHERE microblock_hash = ANY(${hashes}) AND index_block_hash = ''
-        ORDER BY microblock_sequence ASC`;
+      const mbs = await changes.unconfirmedMicroblocks(sql, hashes);
       if (!mbs.length && !result.txIds.length) return [];
-      const [parent] = await sql<{ block_hash: string; block_height: number; burn_block_height: number }[]>`
-        SELECT block_hash, block_height, burn_block_height FROM blocks WHERE index_block_hash = ${u.parentIndexBlockHash}`;
-      const txRows = await sql<{ microblock_hash: string; tx_id: string }[]>`
-        SELECT microblock_hash, tx_id FROM txs WHERE microblock_hash = ANY(${hashes}) AND index_block_hash = ''
-        ORDER BY tx_index DESC`;
+      const parent = await changes.blockHead(sql, u.parentIndexBlockHash);
+      const txRows = await changes.unconfirmedMicroblockTxIds(sql, hashes);
       for (const m of want.wants(rooms.microblock) ? mbs : []) {
         const txs = txRows.filter((t) => t.microblock_hash === m.microblock_hash).map((t) => t.tx_id);
         out.push({ room: rooms.microblock, event: rooms.microblock, args: [microblockJson(m, parent?.block_hash ?? '', txs)] });
@@ -285,34 +260,32 @@ export async function buildMessages(
   const last = await lastPayloads(log, [...shapes.keys()].map(rooms.transaction), memo, stored);
   const changed = [...shapes.keys()].filter((id) => last.get(rooms.transaction(id)) !== digest([shapes.get(id)]));
   for (const id of changed) memo?.set(rooms.transaction(id), [shapes.get(id)]);
-  if (!changed.length) return out;
+  // mempool messages: the reference announces each tx it sees for the first time to the mempool room, in its mempool
+  // shape, even when it is at once replaced or found mined (pruned)
+  const newPool = u.kind === 'mempool' ? result.newMempoolTxs : undefined;
+  if (!changed.length && !touchedOnly.length && !newPool?.length) return out;
 
   // Mempool entries and exits.
   // and mined placements (canonical) of the changed txs: one round trip
   const [mempoolRows, mined] = await Promise.all([
-    sql<(MempoolDbRow & MempoolPrincipals & { pruned: boolean })[]>`
-      SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ANY(${changed})`,
-    sql<TxRowFull[]>`
-      SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x
-      WHERE x.tx_id = ANY(${changed}) AND x.canonical AND x.microblock_canonical`,
+    changes.mempoolRowsWithParties(sql, uniq([...changed, ...(newPool ?? [])])),
+    changes.canonicalMinedTxs(sql, changed),
   ]);
   const mempoolById = new Map(mempoolRows.map((r) => [r.tx_id, r]));
   const minedById = new Map(mined.map((r) => [r.tx_id, r]));
-  const events = mined.length
-    ? await sql<EventDbRow[]>`
-        SELECT e.tx_id, e.event_index, e.tx_index, e.block_height, e.event_type, e.asset_event_type, e.sender,
-          e.recipient, e.asset_identifier, e.value_hex, e.contract_id, e.locked_address, e.api
-        FROM events e JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash
-          AND t.microblock_hash = e.microblock_hash
-        WHERE t.tx_id = ANY(${mined.map((m) => m.tx_id)}) AND t.canonical AND t.microblock_canonical
-        ORDER BY t.block_height, t.microblock_sequence, t.tx_index, e.event_index`
-    : [];
+  const events = await changes.canonicalEventsOfTxs(sql, mined.map((m) => m.tx_id));
 
   for (const id of changed) {
     const tx = shapes.get(id)!;
     const row = mempoolById.get(id);
-    if (u.kind === 'mempool' && row && !row.pruned) out.push({ room: rooms.mempool, event: rooms.mempool, args: [tx] });
+    if (u.kind === 'mempool' && row && (newPool ? newPool.includes(id) : !row.pruned)) {
+      out.push({ room: rooms.mempool, event: rooms.mempool, args: [mempoolTxJson(row)] });
+    }
     out.push({ room: rooms.transaction(id), event: rooms.transaction(id), args: [tx] });
+  }
+  for (const id of newPool ?? []) {
+    const row = mempoolById.get(id);
+    if (row && !changed.includes(id)) out.push({ room: rooms.mempool, event: rooms.mempool, args: [mempoolTxJson(row)] });
   }
 
   // address-mempool: entered (pending) or left (mined, dropped, replaced) the mempool.
@@ -360,6 +333,7 @@ export async function buildMessages(
     note(s.sender_address as string, undefined);
   }
 
+  for (const p of touchedOnly) note(p, undefined);
   // the per-principal reads (balance, STX flows) only for principals someone follows
   const principals: string[] = [];
   for (const p of principalsOrder) {
@@ -371,7 +345,11 @@ export async function buildMessages(
     const bh = balanceHeight;
     // every read at once (pipelined), then the messages in the reference's order
     const sortedTxs = principals.map((p) =>
-      (txsOf.get(p) ?? []).slice().sort((a, b) => b.block_height - a.block_height || b.tx_index - a.tx_index),
+      // the reference's order: height, then tx index, descending; ties (a microblock tx and an anchored one with the
+      // same index) keep its query order, microblock sequence descending
+      (txsOf.get(p) ?? [])
+        .slice()
+        .sort((a, b) => b.block_height - a.block_height || b.tx_index - a.tx_index || b.microblock_sequence - a.microblock_sequence),
     );
     const [balanceList, lastBalance, fulls] = await Promise.all([
       Promise.all(principals.map((p) => stxBalance(sql, p, bh.height, bh.burnHeight, false))),
@@ -429,6 +407,32 @@ export async function buildMessages(
   return out;
 }
 
+/** The bns-name messages of the names operated on in these blocks whose answer changed. */
+async function bnsNameMessages(
+  sql: Sql,
+  log: Sql,
+  blocks: string[],
+  want: RoomFilter,
+  memo: PayloadMemo | undefined,
+  stored: boolean,
+): Promise<PushMessage[]> {
+  const names = (await bnsNamesTouched(sql, blocks)).filter((n) => want.wants(rooms.bnsName(n)));
+  if (!names.length) return [];
+  // the v1 answer of /v1/names/{name}, which falls back to a BNS-V2 name
+  const current = new Map<string, Record<string, unknown>>((await bnsV2Names(sql, names)).map((r) => [r.name, v2NameInfo(r)]));
+  for (const r of await currentNames(sql, names)) current.set(r.name, nameInfo(r));
+  const last = await lastPayloads(log, names.map(rooms.bnsName), memo, stored);
+  const out: PushMessage[] = [];
+  for (const n of names) {
+    const room = rooms.bnsName(n);
+    const args = [n, current.get(n) ?? null];
+    if (last.get(room) === digest(args)) continue;
+    out.push({ room, event: room, args });
+    memo?.set(room, args);
+  }
+  return out;
+}
+
 /** Room kinds whose messages come from the txs of a change (everything but block and microblock). */
 const TX_ROOM_KINDS = [
   'mempool',
@@ -442,18 +446,38 @@ const TX_ROOM_KINDS = [
   'contract-event',
 ];
 
-interface MempoolPrincipals {
-  sender_address: string;
-  sponsor_address: string | null;
-  token_transfer_recipient: string | null;
-  contract_call_contract_id: string | null;
-  smart_contract_contract_id: string | null;
-}
-
 function mempoolPrincipals(r: MempoolPrincipals): string[] {
   return uniq(
     [r.sender_address, r.sponsor_address, r.token_transfer_recipient, r.contract_call_contract_id, r.smart_contract_contract_id].filter(
       (x): x is string => !!x,
     ),
   );
+}
+
+/**
+ * The principals the reference's emitAddressTxUpdates considers touched by a block's txs, in its order: the sender,
+ * STX lock holders, STX / FT / NFT transfer parties, the deployed contract, the called contract, the token transfer
+ * recipient.
+ */
+function touchedPrincipals(u: Extract<ChainUpdate, { kind: 'block' }>): string[] {
+  const out: string[] = [];
+  const add = (p: string | null | undefined) => {
+    if (p && !out.includes(p)) out.push(p);
+  };
+  for (const t of u.txs) {
+    add(t.sender_address);
+    const evs = u.events.filter((e) => e.tx_id === t.tx_id);
+    for (const e of evs) if (e.event_type === 'stx_lock') add(e.locked_address);
+    for (const type of ['stx_asset', 'fungible_token_asset', 'non_fungible_token_asset']) {
+      for (const e of evs) {
+        if (e.event_type !== type) continue;
+        add(e.sender);
+        add(e.recipient);
+      }
+    }
+    add(t.smart_contract_contract_id);
+    add(t.contract_call_contract_id);
+    add(t.token_transfer_recipient);
+  }
+  return out;
 }

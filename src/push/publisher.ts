@@ -15,6 +15,7 @@ import type { IngestResult } from '../store/ingest.js';
 import type { Sql } from '../store/connect.js';
 import type { CommittedMessage, ObserverPipeline } from '../observer/pipeline.js';
 import { buildMessages, PayloadMemo, type PushMessage } from './messages.js';
+import { buildTokenMessages } from './token-rooms.js';
 import { ALL_ROOMS, type RoomFilter } from './interest.js';
 import { isPushable } from '../chain/types.js';
 import { appendMessages, cursorOf, type PublishedMessage } from './log.js';
@@ -106,6 +107,8 @@ export class PushPublisher {
   private inFlight = 0;
   private readonly waiting: (() => void)[] = [];
   private readonly memo = new PayloadMemo();
+  /** the token rooms' last payloads (src/push/token-rooms.ts) */
+  private readonly tokenMemo = new PayloadMemo();
   private readonly rooms: RoomFilter;
   published = 0;
   /** committed changes left unpublished because no room was followed */
@@ -134,6 +137,7 @@ export class PushPublisher {
         this.skipped++;
         // the change's payloads go by uncomputed: remembered ones may be outdated
         this.memo.clear();
+        this.tokenMemo.clear();
         return undefined;
       }
       return this.opts.snapshots ? this.publishFromSnapshot(m) : this.publishInline(m);
@@ -228,6 +232,7 @@ export class PushPublisher {
     };
     // a block's own message goes out before the tx / address messages are built
     const rest = await buildMessages(chain, m, this.sql, (early) => flush(early, false), { rooms: this.rooms, memo: this.memo });
+    rest.push(...(await buildTokenMessages(chain, m, this.sql, { rooms: this.rooms, memo: this.tokenMemo })));
     await flush(rest, true);
     return all;
   }

@@ -4,13 +4,15 @@
  */
 import { isPrincipal } from '../api/schemas/params.js';
 
-export const STATIC_ROOMS = ['block', 'microblock', 'mempool', 'nft-event'] as const;
+export const STATIC_ROOMS = ['block', 'microblock', 'mempool', 'nft-event', 'burn-block', 'tenure'] as const;
 
 export const rooms = {
   block: 'block',
   microblock: 'microblock',
   mempool: 'mempool',
   nftEvent: 'nft-event',
+  burnBlock: 'burn-block',
+  tenure: 'tenure',
   transaction: (txId: string) => `transaction:${txId}`,
   addressTransaction: (principal: string) => `address-transaction:${principal}`,
   addressStxBalance: (principal: string) => `address-stx-balance:${principal}`,
@@ -18,7 +20,14 @@ export const rooms = {
   nftAssetEvent: (asset: string, valueHex: string) => `nft-asset-event:${asset}+${valueHex}`,
   nftCollectionEvent: (asset: string) => `nft-collection-event:${asset}`,
   contractEvent: (contractId: string) => `contract-event:${contractId}`,
+  addressFtBalance: (principal: string) => `address-ft-balance:${principal}`,
+  addressNftEvent: (principal: string) => `address-nft-event:${principal}`,
+  /** a BNS v1 name (`name.namespace`): its /v1/names/{name} answer on every change */
+  bnsName: (fqn: string) => `bns-name:${fqn}`,
 } as const;
+
+/** `name.namespace`: two non-empty labels without spaces */
+export const BNS_NAME_RE = /^[^\s.]+\.[^\s.]+$/;
 
 const HEX_RE = /^(0x)?[0-9a-fA-F]+$/;
 
@@ -44,6 +53,8 @@ export function isValidRoom(room: string): boolean {
     case 'address-transaction':
     case 'address-stx-balance':
     case 'address-mempool':
+    case 'address-ft-balance':
+    case 'address-nft-event':
       return isPrincipal(value);
     case 'contract-event':
       return isPrincipal(value) && value.includes('.');
@@ -53,6 +64,8 @@ export function isValidRoom(room: string): boolean {
     }
     case 'nft-collection-event':
       return isAssetIdentifier(value);
+    case 'bns-name':
+      return BNS_NAME_RE.test(value);
     default:
       return false;
   }

@@ -60,19 +60,19 @@ export async function pendingStxFlows(sql: Sql, principal: string): Promise<{ in
     SELECT
       (SELECT COALESCE(SUM(token_transfer_amount), 0) FROM mempool_txs
         WHERE NOT pruned AND token_transfer_recipient = ${principal})::text AS inbound,
+      -- as the reference: the sender pays amount + fee (sponsored or not), a sponsor its sponsored fees on top
       (SELECT COALESCE(SUM(
-          CASE WHEN sender_address = ${principal} THEN COALESCE(token_transfer_amount, 0) ELSE 0 END
-          + CASE WHEN (sponsored AND sponsor_address = ${principal}) OR (NOT sponsored AND sender_address = ${principal})
-              THEN fee_rate ELSE 0 END), 0)
+          CASE WHEN sender_address = ${principal} THEN COALESCE(token_transfer_amount, 0) + fee_rate ELSE 0 END
+          + CASE WHEN sponsored AND sponsor_address = ${principal} THEN fee_rate ELSE 0 END), 0)
         FROM mempool_txs
         WHERE NOT pruned AND (sender_address = ${principal} OR sponsor_address = ${principal}))::text AS outbound`;
   return p;
 }
 
-/** Height of the block with this hash or index block hash (canonical first). */
+/** Height of the block with this block hash (canonical first); an index block hash names none, as in the reference. */
 export async function heightOfBlockHash(sql: Sql, hash: string): Promise<number | undefined> {
   const [b] = await sql<{ block_height: number }[]>`
-    SELECT block_height FROM blocks WHERE block_hash = ${hash} OR index_block_hash = ${hash}
+    SELECT block_height FROM blocks WHERE block_hash = ${hash}
     ORDER BY canonical DESC, block_height DESC LIMIT 1`;
   return b?.block_height;
 }
@@ -101,6 +101,7 @@ export async function principalTx(sql: Sql, principal: string, txId: string): Pr
 }
 
 export interface TransferRow {
+  event_index: number;
   event_type: string;
   sender: string | null;
   recipient: string | null;
@@ -112,7 +113,7 @@ export interface TransferRow {
 /** The principal's STX / FT / NFT transfer events in one placed tx, newest event first. */
 export async function principalTransfers(sql: Sql, principal: string, row: TxDbRow): Promise<TransferRow[]> {
   return sql<TransferRow[]>`
-    SELECT event_type, sender, recipient, amount::text AS amount, asset_identifier, api FROM events
+    SELECT event_index, event_type, sender, recipient, amount::text AS amount, asset_identifier, api FROM events
     WHERE tx_id = ${row.tx_id} AND index_block_hash = ${row.index_block_hash} AND microblock_hash = ${row.microblock_hash}
       AND canonical AND microblock_canonical
       AND event_type IN ('stx_asset', 'fungible_token_asset', 'non_fungible_token_asset')

@@ -4,21 +4,22 @@
  */
 import type { Sql } from './connect.js';
 import { chainTip } from './chain-tip.js';
+import { BLOCK_COLUMNS } from './block-columns.js';
 import type { BlockDbRow, MicroblockMetaRow } from '../api/serialize-blocks.js';
 import type { BlockRef } from '../api/schemas/params.js';
 
 export async function blockByRef(sql: Sql, ref: BlockRef): Promise<BlockDbRow | undefined> {
   if ('latest' in ref) {
-    const [b] = await sql<BlockDbRow[]>`SELECT * FROM blocks WHERE canonical ORDER BY block_height DESC LIMIT 1`;
+    const [b] = await sql<BlockDbRow[]>`SELECT ${sql(BLOCK_COLUMNS)} FROM blocks WHERE canonical ORDER BY block_height DESC LIMIT 1`;
     return b;
   }
   if ('hash' in ref) {
     const [b] = await sql<BlockDbRow[]>`
-      SELECT * FROM blocks WHERE canonical AND (block_hash = ${ref.hash} OR index_block_hash = ${ref.hash}) LIMIT 1`;
+      SELECT ${sql(BLOCK_COLUMNS)} FROM blocks WHERE canonical AND (block_hash = ${ref.hash} OR index_block_hash = ${ref.hash}) LIMIT 1`;
     return b;
   }
   if (!Number.isSafeInteger(ref.height)) return undefined;
-  const [b] = await sql<BlockDbRow[]>`SELECT * FROM blocks WHERE canonical AND block_height = ${ref.height} LIMIT 1`;
+  const [b] = await sql<BlockDbRow[]>`SELECT ${sql(BLOCK_COLUMNS)} FROM blocks WHERE canonical AND block_height = ${ref.height} LIMIT 1`;
   return b;
 }
 
@@ -34,6 +35,9 @@ export interface CursorPage<R> {
   next_cursor: string | null;
   prev_cursor: string | null;
 }
+
+/** A page of v2 blocks. */
+export type V2BlockPage = CursorPage<BlockDbRow>;
 
 /** Which canonical blocks a v2 block list walks: all of them, or one tenure's. */
 export interface BlockListFilter {
@@ -78,7 +82,7 @@ export async function v2BlockPage(
     startHeight === undefined
       ? []
       : await sql<BlockDbRow[]>`
-          SELECT * FROM blocks WHERE canonical ${within} AND block_height <= ${startHeight}
+          SELECT ${sql(BLOCK_COLUMNS)} FROM blocks WHERE canonical ${within} AND block_height <= ${startHeight}
           ORDER BY block_height DESC LIMIT ${q.limit}`;
   if (!rows.length) return { rows, total: 0, cursorFound: !q.cursor, next_cursor: null, prev_cursor: null };
   const first = rows[0].block_height;
@@ -150,25 +154,25 @@ export async function v1BlockExtras(sql: Sql, blocks: BlockDbRow[], single: bool
 export async function v1BlockList(sql: Sql, q: { limit: number; offset: number }): Promise<{ rows: BlockDbRow[]; total: number }> {
   const tip = await chainTip(sql);
   const rows = await sql<BlockDbRow[]>`
-    SELECT * FROM blocks WHERE canonical ORDER BY block_height DESC LIMIT ${q.limit} OFFSET ${q.offset}`;
+    SELECT ${sql(BLOCK_COLUMNS)} FROM blocks WHERE canonical ORDER BY block_height DESC LIMIT ${q.limit} OFFSET ${q.offset}`;
   return { rows, total: tip?.block_height ?? 0 };
 }
 
 /** A block at this height, canonical first (the legacy lookups also answer non-canonical blocks). */
 export async function blockAtHeight(sql: Sql, height: number): Promise<BlockDbRow | undefined> {
   const [b] = await sql<BlockDbRow[]>`
-    SELECT * FROM blocks WHERE block_height = ${height} ORDER BY canonical DESC, block_height DESC LIMIT 1`;
+    SELECT ${sql(BLOCK_COLUMNS)} FROM blocks WHERE block_height = ${height} ORDER BY canonical DESC, block_height DESC LIMIT 1`;
   return b;
 }
 
 export async function blockAtBurnHeight(sql: Sql, burnHeight: number): Promise<BlockDbRow | undefined> {
   const [b] = await sql<BlockDbRow[]>`
-    SELECT * FROM blocks WHERE burn_block_height = ${burnHeight} ORDER BY canonical DESC, block_height DESC LIMIT 1`;
+    SELECT ${sql(BLOCK_COLUMNS)} FROM blocks WHERE burn_block_height = ${burnHeight} ORDER BY canonical DESC, block_height DESC LIMIT 1`;
   return b;
 }
 
 export async function blockByHash(sql: Sql, hash: string): Promise<BlockDbRow | undefined> {
   const [b] = await sql<BlockDbRow[]>`
-    SELECT * FROM blocks WHERE block_hash = ${hash} ORDER BY canonical DESC, block_height DESC LIMIT 1`;
+    SELECT ${sql(BLOCK_COLUMNS)} FROM blocks WHERE block_hash = ${hash} ORDER BY canonical DESC, block_height DESC LIMIT 1`;
   return b;
 }

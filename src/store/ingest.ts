@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import type { Sql } from './connect.js';
 import type { ChainUpdate, EventRow, MicroblockRow, TxRow } from '../chain/types.js';
 import { poxEventRows } from '../chain/pox.js';
+import { writeBnsAttachments } from './bns-write.js';
 
 type Tx = Sql;
 
@@ -26,6 +27,8 @@ export interface IngestResult {
   txIds: string[];
   /** txs of unconfirmed microblocks orphaned by a microblock fork */
   unconfirmedOrphans: string[];
+  /** mempool messages: the txs seen for the first time (txIds also holds revived ones) */
+  newMempoolTxs?: string[];
   /** set when a valid message was logged but, as the reference does, not applied */
   ignoredReason?: string;
 }
@@ -99,6 +102,14 @@ export async function ingestMessage(
 ): Promise<IngestResult> {
   // Single-statement messages need no explicit transaction (one statement is atomic): one round trip.
   if (update.kind === 'burn_block') return ingestBurnBlock(sql, path, body, update);
+  if (update.kind === 'raw' && path === '/attachments/new') {
+    // BNS zonefiles and subdomains (sql/0050_bns.sql), in the transaction that logs the message
+    return sql.begin(async (t) => {
+      const [logged] = await logMessage(t as unknown as Tx, path, body);
+      if (logged) await writeBnsAttachments(t as unknown as Tx, body);
+      return emptyResult(update, logged?.id ?? null);
+    }) as Promise<IngestResult>;
+  }
   if (update.kind === 'raw') {
     const [logged] = await logMessage(sql, path, body);
     return emptyResult(update, logged?.id ?? null);
@@ -193,18 +204,21 @@ function applyStxTotals(tx: Tx, blocks: string[], sign: 1 | -1): Promise<unknown
 /**
  * Decides whether the new block is canonical, as the reference does: a block is canonical when it is higher than the
  * canonical tip (so the boot block at height 0 never is, and a second block at the tip height is not). When its parent
- * is not canonical, the branch down to the fork point is restored and the blocks it replaces are orphaned.
+ * is not canonical, the branch down to the fork point is restored and the blocks it replaces are orphaned, level by
+ * level from the top as the reference's restoreOrphanedChain does, with its mempool steps at each level: the orphaned
+ * block's txs return to the mempool (mempool_restore), then the restored block's txs leave it (mempool_prune).
  */
 async function placeBlock(
   tx: Tx,
   block: { index_block_hash: string; parent_index_block_hash: string; block_height: number },
   tip: { index_block_hash: string; block_height: number } | undefined,
   result: IngestResult,
+  seq: number,
 ): Promise<boolean> {
   if (block.block_height <= (tip?.block_height ?? 0)) return false;
   if (!tip || tip.index_block_hash === block.parent_index_block_hash) return true;
   // Walk back from the parent through stored non-canonical blocks to the fork point.
-  const branch: string[] = [];
+  const branch: { index_block_hash: string; block_height: number }[] = [];
   let cursor = block.parent_index_block_hash;
   let forkHeight = block.block_height - 1;
   for (;;) {
@@ -213,32 +227,47 @@ async function placeBlock(
     if (!p) break; // unknown ancestor: the branch starts here
     forkHeight = p.block_height;
     if (p.canonical || p.block_height === 0) break;
-    branch.push(p.index_block_hash);
+    branch.push({ index_block_hash: p.index_block_hash, block_height: p.block_height });
     cursor = p.parent_index_block_hash;
     forkHeight = p.block_height - 1;
   }
-  const orphaned = await tx<{ index_block_hash: string }[]>`
-    SELECT index_block_hash FROM blocks WHERE canonical AND block_height > ${forkHeight} ORDER BY block_height`;
+  const orphaned = await tx<{ index_block_hash: string; block_height: number }[]>`
+    SELECT index_block_hash, block_height FROM blocks WHERE canonical AND block_height > ${forkHeight} ORDER BY block_height`;
   result.orphanedBlocks = orphaned.map((r) => r.index_block_hash);
-  result.restoredBlocks = branch;
-  await setCanonical(tx, result.orphanedBlocks, false);
-  await setCanonical(tx, branch, true);
+  result.restoredBlocks = branch.map((r) => r.index_block_hash);
+  if (orphaned.length || branch.length) await tx`SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK})`;
+  const txIdsOf = async (blocks: string[]) =>
+    blocks.length ? (await tx<{ tx_id: string }[]>`SELECT DISTINCT tx_id FROM txs WHERE index_block_hash = ANY(${blocks})`).map((r) => r.tx_id) : [];
+  const levels = [...new Set([...orphaned.map((o) => o.block_height), ...branch.map((b) => b.block_height)])].sort((a, b) => b - a);
+  for (const h of levels) {
+    const old = orphaned.filter((o) => o.block_height === h).map((o) => o.index_block_hash);
+    if (old.length) {
+      await setCanonical(tx, old, false);
+      await mempoolRestore(tx, await txIdsOf(old), tip.block_height, seq, result);
+    }
+    const back = branch.filter((r) => r.block_height === h).map((r) => r.index_block_hash);
+    if (back.length) {
+      await setCanonical(tx, back, true);
+      await mempoolPrune(tx, await txIdsOf(back));
+    }
+  }
   await applyStxTotals(tx, result.orphanedBlocks, -1);
-  await applyStxTotals(tx, branch, 1);
+  await applyStxTotals(tx, result.restoredBlocks, 1);
   return true;
 }
 
 /**
  * Block 1 adopts the boot block's transactions, as the reference does: newer nodes send the genesis txs in a
  * separate block 0, which is stored non-canonical; its txs and events are re-homed into block 1 with tx_index + 1,
- * so they line up with older nodes that send them inside block 1 after the coinbase.
+ * so they line up with older nodes that send them inside block 1 after the coinbase. Like the reference, they keep
+ * the boot block's own block_time (only the burn placement and the block identity move).
  */
 function adoptBootBlockTxs(tx: Tx, b: Extract<ChainUpdate, { kind: 'block' }>['block'], bootHash: string, canonical: boolean) {
   return Promise.all([
     tx`
       UPDATE txs SET canonical = ${canonical}, block_height = ${b.block_height}, tx_index = tx_index + 1,
         block_hash = ${b.block_hash}, index_block_hash = ${b.index_block_hash}, burn_block_height = ${b.burn_block_height},
-        burn_block_time = ${b.burn_block_time}, block_time = ${b.block_time}, parent_block_hash = ${b.parent_block_hash}
+        burn_block_time = ${b.burn_block_time}, parent_block_hash = ${b.parent_block_hash}
       WHERE index_block_hash = ${bootHash}`,
     tx`
       UPDATE events SET canonical = ${canonical}, block_height = ${b.block_height}, tx_index = tx_index + 1,
@@ -322,8 +351,9 @@ async function ingestBlock(tx: Tx, path: string, body: string, u: BlockUpdate): 
   const [logged, exists, tipRows, streamed, boot] = await Promise.all([
     logMessage(tx, path, body),
     tx`SELECT 1 FROM blocks WHERE index_block_hash = ${b.index_block_hash}`,
-    tx<{ index_block_hash: string; block_height: number }[]>`
-      SELECT index_block_hash, block_height FROM blocks WHERE canonical ORDER BY block_height DESC LIMIT 1`,
+    tx<{ index_block_hash: string; block_height: number; nakamoto: boolean }[]>`
+      SELECT index_block_hash, block_height, signer_bitvec IS NOT NULL AS nakamoto
+      FROM blocks WHERE canonical ORDER BY block_height DESC LIMIT 1`,
     tx<MicroblockRow[]>`
       SELECT * FROM microblocks WHERE parent_index_block_hash = ${b.parent_index_block_hash} AND index_block_hash = ''`,
     b.block_height === 1
@@ -334,7 +364,7 @@ async function ingestBlock(tx: Tx, path: string, body: string, u: BlockUpdate): 
   const result = emptyResult(u, logged[0]?.id ?? null);
   if (!logged.length || exists.length) return result; // a duplicate, or the same block in another encoding
   const seq = logged[0].seq;
-  const canonical = await placeBlock(tx, b, tipRows[0], result);
+  const canonical = await placeBlock(tx, b, tipRows[0], result, seq);
   if (canonical) result.canonicalBlock = b.index_block_hash;
 
   // Microblocks of the parent's stream that this block confirms: those its tx list names, plus the chain of
@@ -412,95 +442,44 @@ async function ingestBlock(tx: Tx, path: string, body: string, u: BlockUpdate): 
       WHERE (chain_state.pox_v1_unlock_height, chain_state.pox_v2_unlock_height, chain_state.pox_v3_unlock_height)
         IS DISTINCT FROM (EXCLUDED.pox_v1_unlock_height, EXCLUDED.pox_v2_unlock_height, EXCLUDED.pox_v3_unlock_height)`);
   }
-  // Common case (a canonical block on the tip, no reorg, no microblock fork, nothing adopted): the mempool ids are
-  // known now, so the mempool reconciliation joins this round trip (pipelined statements run in order: the UPDATEs
-  // see the txs inserted above).
-  const reorg = result.orphanedBlocks.length > 0 || result.restoredBlocks.length > 0;
-  const reconcileNow = canonical && !reorg && !rejected.length && !adopt.length;
-  // Statements go out in the order they are started: execute() starts the lock at once (first in this batch), a
-  // query awaited through Promise.all one microtask later, so mempoolUpdates' UPDATEs follow the writes started before.
-  const lock = reconcileNow ? tx`SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK})`.execute() : undefined;
-  const written = Promise.all(writes);
-  if (reconcileNow) {
-    await Promise.all([written, lock, mempoolUpdates(tx, [...new Set(txs.map((t) => t.tx_id))], [], result)]);
-  } else {
-    await written;
-  }
+  if (canonical) writes.push(tx`SELECT tip_burn_height_set(${b.burn_block_height})`);
+  await Promise.all(writes);
   if (orphanedUnconfirmed) result.unconfirmedOrphans.push(...(await orphanedUnconfirmed).map((r) => r.tx_id));
-  if (canonical && !reconcileNow) {
-    const minedIds = new Set(txs.map((t) => t.tx_id));
-    // adopted streamed txs are mined now too
-    if (adopt.length) {
-      const rows = await tx<{ tx_id: string }[]>`SELECT tx_id FROM txs WHERE index_block_hash = ${b.index_block_hash} AND microblock_hash = ANY(${adopt})`;
-      for (const r of rows) minedIds.add(r.tx_id);
-    }
-    await reconcileMempool(tx, [...minedIds], result);
+  // The mempool, in the reference's order: a canonical block's txs leave it (with their payer+nonce group), the txs of
+  // microblocks it orphans and does not include return to it; then, for every stored block, garbage collection and
+  // replace-by-fee over its txs.
+  await tx`SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK})`;
+  const messageIds = [...new Set(u.txs.map((t) => t.tx_id))];
+  if (canonical) {
+    await mempoolPrune(tx, messageIds);
+    const inBlock = new Set(messageIds);
+    const back = [...new Set(result.unconfirmedOrphans)].filter((id) => !inBlock.has(id));
+    await mempoolRestore(tx, back, tipRows[0]?.block_height ?? 0, seq, result);
   }
+  await mempoolAfterBlock(tx, messageIds, tipRows[0], result);
   return result;
 }
 
-/** Is this tx mined in a canonical block (or a canonical microblock on the tip)? */
-const MINED = `EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = m.tx_id AND t.canonical AND t.microblock_canonical)`;
+// The reference's mempool steps (sql/0017_mempool_reference_rules.sql); the caller holds MEMPOOL_LOCK.
 
-/**
- * Brings mempool_txs in line with the chain for the given tx ids plus everything a reorg or a microblock fork moved:
- * mined txs leave the mempool (and prune other pending txs of the same sender and nonce); txs that are no longer mined
- * anywhere canonical return to it (created from the tx row if the node never sent them to the mempool).
- */
-async function reconcileMempool(tx: Tx, minedCandidates: string[], result: IngestResult) {
-  const reorg = result.orphanedBlocks.length > 0 || result.restoredBlocks.length > 0;
-  const [, moved] = await Promise.all([
-    tx`SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK})`,
-    reorg
-      ? tx<{ tx_id: string }[]>`
-          SELECT DISTINCT tx_id FROM txs WHERE index_block_hash = ANY(${[...result.orphanedBlocks, ...result.restoredBlocks]})`
-      : Promise.resolve([] as { tx_id: string }[]),
-  ]);
-  const orphanIds = [...result.unconfirmedOrphans, ...moved.map((r) => r.tx_id)];
-  const ids = [...new Set([...minedCandidates, ...orphanIds])];
-  await mempoolUpdates(tx, ids, orphanIds, result);
+/** Mined txs leave the mempool with their payer+nonce group (pruned, status kept). */
+async function mempoolPrune(tx: Tx, ids: string[]): Promise<void> {
+  if (ids.length) await tx`SELECT mempool_prune(${ids}::text[])`;
 }
 
-/** The statements of reconcileMempool once the ids are known (the caller holds MEMPOOL_LOCK). */
-async function mempoolUpdates(tx: Tx, ids: string[], orphanIds: string[], result: IngestResult) {
+/** Orphaned txs (and their payer+nonce group) return to the mempool; the restored ids join the result. */
+async function mempoolRestore(tx: Tx, ids: string[], tipHeight: number, seq: number, result: IngestResult): Promise<void> {
   if (!ids.length) return;
-  const [mined, replaced, restored] = await Promise.all([
-    tx.unsafe<{ tx_id: string }[]>(
-      `UPDATE mempool_txs m SET pruned = true WHERE m.tx_id = ANY($1) AND NOT m.pruned AND ${MINED} RETURNING tx_id`,
-      [ids],
-      { prepare: true },
-    ),
-    // Other pending txs with the same sender and nonce as a mined one can never be mined now: replaced by it.
-    tx<{ tx_id: string }[]>`
-      UPDATE mempool_txs m SET pruned = true, status = 'dropped_replace_by_fee', replaced_by_tx_id = t.tx_id
-      FROM txs t
-      WHERE t.tx_id = ANY(${ids}) AND t.canonical AND t.microblock_canonical
-        AND m.sender_address = t.sender_address AND m.nonce = t.nonce AND m.tx_id <> t.tx_id AND NOT m.pruned
-      RETURNING m.tx_id`,
-    // Orphaned txs that are not mined on the new branch return to the mempool (coinbase and tenure changes never do);
-    // a tx the node never announced gets a mempool row built from its mined copy.
-    orphanIds.length
-      ? tx.unsafe<{ tx_id: string }[]>(
-          `INSERT INTO mempool_txs (tx_id, raw_tx, tx_type, nonce, fee_rate, sender_address, sponsor_address, sponsored,
-             token_transfer_recipient, token_transfer_amount, contract_call_contract_id, smart_contract_contract_id, byte_size,
-             api, receipt_time, receipt_block_height, status, pruned, replaced_by_tx_id, seq)
-           SELECT DISTINCT ON (o.tx_id) o.tx_id, o.raw_tx, o.tx_type, o.nonce, o.fee_rate, o.sender_address, o.sponsor_address,
-             o.sponsored, o.token_transfer_recipient, o.token_transfer_amount, o.contract_call_contract_id,
-             o.smart_contract_contract_id, (length(o.raw_tx) - 2) / 2, o.api, $2,
-             COALESCE((SELECT max(block_height) FROM blocks WHERE canonical), 0), 'pending', false, NULL, o.seq
-           FROM txs o
-           WHERE o.tx_id = ANY($1) AND o.tx_type NOT IN ('coinbase', 'tenure_change', 'poison_microblock')
-             AND NOT EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = o.tx_id AND t.canonical AND t.microblock_canonical)
-           ORDER BY o.tx_id, o.block_height DESC, o.index_block_hash, o.microblock_hash
-           ON CONFLICT (tx_id) DO UPDATE SET pruned = false, status = 'pending', replaced_by_tx_id = NULL
-             WHERE mempool_txs.pruned AND mempool_txs.status = 'pending'
-           RETURNING tx_id`,
-          [orphanIds, Math.floor(Date.now() / 1000)],
-          { prepare: true },
-        )
-      : Promise.resolve([] as { tx_id: string }[]),
-  ]);
-  result.txIds.push(...mined.map((r) => r.tx_id), ...replaced.map((r) => r.tx_id), ...restored.map((r) => r.tx_id));
+  const [r] = await tx<{ ids: string[] }[]>`SELECT mempool_restore(${ids}::text[], ${tipHeight}, ${seq}) AS ids`;
+  result.txIds.push(...r.ids);
+}
+
+/** What every stored block does to the mempool last: garbage collection by age, then replace-by-fee over its txs. */
+async function mempoolAfterBlock(tx: Tx, ids: string[], tip: { block_height: number; nakamoto: boolean } | undefined, result: IngestResult) {
+  const [gc] = await tx<{ ids: string[] }[]>`
+    SELECT mempool_garbage_collect(${tip?.block_height ?? 0}, ${tip?.nakamoto ?? false}) AS ids`;
+  result.txIds.push(...gc.ids);
+  if (ids.length) await tx`SELECT mempool_replace_by_fee(${ids}::text[], false)`;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -522,7 +501,7 @@ async function ingestMicroblocks(tx: Tx, u: Extract<ChainUpdate, { kind: 'microb
     SELECT * FROM microblocks WHERE parent_index_block_hash = ${u.parentIndexBlockHash} AND index_block_hash = ''`;
   const known = new Set(existing.map((m) => m.microblock_hash));
   const incoming = u.microblocks.filter((m) => !known.has(m.microblock_hash));
-  if (!incoming.length) return;
+  if (!incoming.length) return countStreamed(tx, u.microblocks.length);
   // Gap check: walk from the newest microblock back to sequence 0.
   const chain = new Map<string, { microblock_parent_hash: string; microblock_sequence: number }>(
     [...existing.filter((m) => m.microblock_canonical), ...incoming].map((m) => [m.microblock_hash, m]),
@@ -575,7 +554,16 @@ async function ingestMicroblocks(tx: Tx, u: Extract<ChainUpdate, { kind: 'microb
     result.unconfirmedOrphans.push(...back.map((r) => r.tx_id));
   }
   result.txIds.push(...txs.map((t) => t.tx_id));
-  await reconcileMempool(tx, txs.map((t) => t.tx_id), result);
+  // as the reference: micro-orphaned txs return to the mempool, then the message's txs leave it
+  await tx`SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK})`;
+  await mempoolRestore(tx, [...new Set(result.unconfirmedOrphans)], tip.block_height, seq, result);
+  await mempoolPrune(tx, [...new Set(u.txs.map((t) => t.tx_id))]);
+  await countStreamed(tx, u.microblocks.length);
+}
+
+/** The reference's microblock count: microblocks of every accepted stream message (sql/0022_microblock_count.sql). */
+async function countStreamed(tx: Tx, n: number): Promise<void> {
+  await tx`UPDATE microblock_stream_count SET n = n + ${n}`;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -595,6 +583,11 @@ async function ingestBurnBlock(sql: Sql, path: string, body: string, u: Extract<
          r.reward_recipients, r.reward_slot_holders, true, log.seq
        FROM json_populate_record(NULL::burn_blocks, $4::text::json) r, log
        ON CONFLICT DO NOTHING
+     ), tip AS (
+       -- the reference's chain_tip.burn_block_height: raised by every higher burn block (sql/0017)
+       INSERT INTO chain_state (id, tip_burn_block_height) VALUES (1, ($4::text::json->>'burn_block_height')::bigint)
+       ON CONFLICT (id) DO UPDATE
+         SET tip_burn_block_height = GREATEST(chain_state.tip_burn_block_height, EXCLUDED.tip_burn_block_height)
      )
      SELECT id FROM log`,
     [path, bodySha256(body), body, json(bb)],
@@ -612,11 +605,12 @@ async function ingestBurnBlock(sql: Sql, path: string, body: string, u: Extract<
  * duplicate) and the txs it changed.
  */
 async function mempoolFunction(sql: Sql, u: ChainUpdate, call: string, params: unknown[]): Promise<IngestResult> {
-  const [row] = await sql.unsafe<{ r: { id: number | null; tx_ids: string[] } }[]>(`SELECT ${call} AS r`, params as never[], {
+  const [row] = await sql.unsafe<{ r: { id: number | null; tx_ids: string[]; new_tx_ids?: string[] } }[]>(`SELECT ${call} AS r`, params as never[], {
     prepare: true,
   });
   const result = emptyResult(u, row?.r.id ?? null);
   result.txIds.push(...(row?.r.tx_ids ?? []));
+  if (row?.r.new_tx_ids) result.newMempoolTxs = row.r.new_tx_ids;
   return result;
 }
 

@@ -267,6 +267,8 @@ type TieKey = (item: unknown) => string | undefined;
 
 function txTieKey(txKeys: Map<string, string>): TieKey {
   return (item) => {
+    // a legacy block's `txs` names its txs by id only: their key comes from the golden answers that show them
+    if (typeof item === 'string') return txKeys.get(item);
     if (!isObject(item)) return undefined;
     const t = isObject(item.tx) ? item.tx : item;
     // unanchored txs share block_hash '0x' and restart tx_index per microblock: the microblock keeps them apart
@@ -293,6 +295,8 @@ function tieLists(path: string, body: unknown, ctx: Pick<GoldenExtContext, 'txKe
   if (!isObject(body)) return [];
   const out: { at: string; items: unknown[]; key: TieKey }[] = [];
   if (Array.isArray(body.results)) out.push({ at: 'results', items: body.results, key: isHoldersPath(path) ? holderTieKey : txTieKey(ctx.txKeys) });
+  // the legacy single block (/extended/v1/block/by_*): its tx ids, which tie like the tx lists
+  if (Array.isArray(body.txs) && body.txs.every((t) => typeof t === 'string')) out.push({ at: 'txs', items: body.txs, key: txTieKey(ctx.txKeys) });
   if (path === '/rosetta/v1/block' && isObject(body.block) && Array.isArray(body.block.transactions)) {
     out.push({ at: 'block.transactions', items: body.block.transactions, key: txTieKey(ctx.txKeys) });
   }
@@ -380,7 +384,7 @@ function tieTolerantExt(path: string, a: unknown, b: unknown, ctx: GoldenExtCont
   const without = (v: unknown, lists: { at: string }[]): unknown => {
     const c = { ...(v as Record<string, unknown>) };
     for (const l of lists) {
-      if (l.at === 'results') delete c.results;
+      if (l.at === 'results' || l.at === 'txs') delete c[l.at];
       else c.block = { ...(c.block as Record<string, unknown>), transactions: null };
     }
     return c;

@@ -22,6 +22,17 @@ export interface EndpointFamily {
   state: FamilyState;
   /** matched against `${METHOD} ${path}` (path without its query string) */
   routes: RegExp[];
+  /**
+   * Recorded answers that carry a reference bug we do not copy: reported as mismatches, but they do not fail a
+   * must-match family. Each names its scenario, the request path (no query) and why.
+   */
+  referenceBugs?: { scenario: string; path: RegExp; why: string }[];
+}
+
+/** The reference bug a recorded answer carries, if the family lists one for it. */
+export function referenceBug(family: EndpointFamily, scenario: string, request: string): string | undefined {
+  const path = request.split('?')[0];
+  return family.referenceBugs?.find((b) => b.scenario === scenario && b.path.test(path))?.why;
 }
 
 const ID = '[^/]+';
@@ -31,32 +42,53 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'accounts',
     capability: 'A',
     issue: 'wallets & tokens',
+    // served (issue 15); 1,348/1,359 match: 10 stx_inbound answers differ only in the order the reference's sort gives
+    // rows tied on (height, tx index) (no tie-break there) and 1 STX lock event amount we cannot explain (regtest)
     state: 'not-served',
     routes: [
-      new RegExp(`^GET /extended/v1/address/${ID}/(balances|transactions|transactions_with_transfers|assets|stx_inbound|nonces)$`),
-      new RegExp(`^GET /extended/v2/addresses/${ID}/balances/(stx|ft|ft/${ID})$`),
+      new RegExp(`^GET /extended/v1/address/${ID}/(transactions|transactions_with_transfers|assets|stx_inbound|nonces)$`),
+      new RegExp(`^GET /extended/v2/addresses/${ID}/balances/stx$`),
       new RegExp(`^GET /extended/v2/addresses/${ID}/transactions(/${ID}/events)?$`),
+    ],
+  },
+  {
+    name: 'accounts-balances',
+    capability: 'A',
+    issue: 'wallets & tokens',
+    state: 'must-match',
+    routes: [
+      new RegExp(`^GET /extended/v1/address/${ID}/balances$`),
+      new RegExp(`^GET /extended/v2/addresses/${ID}/balances/(ft|ft/${ID})$`),
     ],
   },
   {
     name: 'fees',
     capability: 'A',
     issue: 'wallets & tokens',
-    state: 'not-served',
+    state: 'must-match',
     routes: [/^POST \/extended\/v1\/fee_rate$/, /^GET \/extended\/v2\/mempool\/fees$/],
   },
   {
     name: 'tokens',
     capability: 'B',
     issue: 'wallets & tokens',
-    state: 'not-served',
+    state: 'must-match',
     routes: [new RegExp(`^GET /extended/v1/tokens/(nft/(holdings|history|mints)|ft/${ID}/holders)$`)],
+    referenceBugs: [
+      {
+        scenario: 'mainnet-reorg-scenario2',
+        path: /^\/extended\/v1\/tokens\/ft\/stx\/holders$/,
+        why:
+          "the reference's STX row of ft_balances credits a microblock tx's fee back twice on a microblock re-org " +
+          '(updateFtBalancesFromMicroblockReOrg), so SPG771… is 360 µSTX richer than its /stx balance; we answer the /stx figure',
+      },
+    ],
   },
   {
     name: 'tx-lists',
     capability: 'C',
     issue: 'explorer & stacking',
-    state: 'not-served',
+    state: 'must-match',
     routes: [
       /^GET \/extended\/v1\/tx$/,
       /^GET \/extended\/v1\/tx\/mempool\/dropped$/,
@@ -69,7 +101,7 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'nakamoto',
     capability: 'C',
     issue: 'explorer & stacking',
-    state: 'not-served',
+    state: 'must-match',
     routes: [
       /^GET \/extended\/v2\/blocks\/average-times$/,
       new RegExp(`^GET /extended/v2/blocks/${ID}/signer-signatures$`),
@@ -80,21 +112,21 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'burn-blocks',
     capability: 'C',
     issue: 'explorer & stacking',
-    state: 'not-served',
+    state: 'must-match',
     routes: [new RegExp(`^GET /extended/v2/burn-blocks(/${ID}(/blocks)?)?$`), new RegExp(`^GET /extended/v1/block/by_burn_block_hash/${ID}$`)],
   },
   {
     name: 'microblocks',
     capability: 'C',
     issue: 'explorer & stacking',
-    state: 'not-served',
+    state: 'must-match',
     routes: [new RegExp(`^GET /extended/v1/microblock(/unanchored/txs|/${ID})?$`)],
   },
   {
     name: 'supply-info',
     capability: 'C',
     issue: 'explorer & stacking',
-    state: 'not-served',
+    state: 'must-match',
     routes: [
       /^GET \/extended\/v1\/stx_supply(\/legacy_format|\/total\/plain|\/circulating\/plain)?$/,
       new RegExp(`^GET /extended/v1/info/(network_block_times|network_block_time/${ID})$`),
@@ -104,7 +136,7 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'search',
     capability: 'C',
     issue: 'explorer & stacking',
-    state: 'not-served',
+    state: 'must-match',
     routes: [new RegExp(`^GET /extended/v1/search/${ID}$`)],
   },
   {
@@ -118,7 +150,7 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'pox',
     capability: 'D',
     issue: 'explorer & stacking',
-    state: 'not-served',
+    state: 'must-match',
     routes: [
       new RegExp(`^GET /extended/v1/pox\\d+/(events|tx/${ID}|stacker/${ID}|${ID}/delegations)$`),
       // the legacy `/pox<N>_events` prefix: sub-paths redirect, the rest are route-not-found answers
@@ -130,14 +162,14 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'burnchain-rewards',
     capability: 'D',
     issue: 'explorer & stacking',
-    state: 'not-served',
+    state: 'must-match',
     routes: [new RegExp(`^GET /extended/v1/burnchain/(rewards(/${ID}(/total)?)?|reward_slot_holders(/${ID})?)$`)],
   },
   {
     name: 'bns',
     capability: 'E',
     issue: 'BNS',
-    state: 'not-served',
+    state: 'must-match',
     routes: [
       new RegExp(`^GET /v1/names(/${ID}(/subdomains|/zonefile(/${ID})?)?)?$`),
       new RegExp(`^GET /v1/namespaces(/${ID}/names)?$`),

@@ -4,7 +4,7 @@
  * are read when they have the right type).
  */
 import { z } from 'zod';
-import { component } from './common.js';
+import { component, ErrorResponse } from './common.js';
 
 export const NetworkIdentifier = component(
   'RosettaNetworkIdentifier',
@@ -54,6 +54,12 @@ export const AccountBalanceRequest = z.strictObject({
 export const RosettaError = component(
   'RosettaError',
   z.object({ code: z.number().int(), message: z.string(), retriable: z.boolean(), details: Metadata.optional() }),
+);
+
+/** What a Rosetta route's error answers hold: its error object, or the common error (no database, no node, access). */
+export const RosettaErrorResponse = component(
+  'RosettaErrorResponse',
+  z.union([RosettaError, ErrorResponse]).describe('A Rosetta error object `{code, message, retriable, details?}`, or the common error (no database or node, route not found, access)'),
 );
 
 const BlockIdentifier = z.object({ index: z.number().int(), hash: z.string() });

@@ -20,7 +20,7 @@ export const UntilBlock = z
     z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, { error: `${LABEL} must be a block height or a block hash` }),
   ])
   .optional()
-  .describe('As of this block: a height (≥ 1) or a block hash / index block hash');
+  .describe('As of this block: a height (≥ 1) or a block hash');
 
 /** The height an until_block names; a hash no block has is a 404. */
 export async function untilBlockHeight(sql: Sql, v: number | string | undefined): Promise<number | undefined> {
@@ -41,7 +41,7 @@ export const addressEndpoints = [
     query: z.object({
       unanchored: Unanchored,
       until_block: UntilBlock.describe(
-        'Balance as of this block: a height (≥ 1) or a block hash / index block hash; leaves out the pending flows',
+        'Balance as of this block: a height (≥ 1) or a block hash; leaves out the pending flows',
       ),
     }),
     response: StxBalanceResponse,

@@ -1,5 +1,5 @@
 /** POST /rosetta/v1/account/balance. */
-import { RosettaError } from '../../schemas/rosetta.js';
+import { RosettaErrorResponse } from '../../schemas/rosetta.js';
 import { endpoint } from '../../endpoint.js';
 import * as store from '../../../store/rosetta.js';
 import { stxBalance } from '../../views.js';
@@ -23,7 +23,7 @@ export const rosettaAccountEndpoints = [
     body: AccountBalanceRequest,
     response: AccountBalanceResponse,
     errors: [400],
-    errorResponse: RosettaError,
+    errorResponse: RosettaErrorResponse,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {

@@ -1,5 +1,5 @@
 /** POST /rosetta/v1/block and /rosetta/v1/block/transaction. */
-import { RosettaError } from '../../schemas/rosetta.js';
+import { RosettaErrorResponse } from '../../schemas/rosetta.js';
 import { endpoint } from '../../endpoint.js';
 import * as store from '../../../store/rosetta.js';
 import { BlockRequest, BlockTransactionRequest, BlockResponse, Transaction } from '../../schemas/rosetta.js';
@@ -33,13 +33,13 @@ export const rosettaBlockEndpoints = [
     body: BlockRequest,
     response: BlockResponse,
     errors: [400, 404],
-    errorResponse: RosettaError,
+    errorResponse: RosettaErrorResponse,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
         const network = await checkNetwork(ctx, body.network_identifier);
         const b = await blockOf(ctx.sql, body.block_identifier);
-        const block = b && (await rosettaBlockJson(ctx.sql, b, network, true, ctx.nodePool?.()));
+        const block = b && (await rosettaBlockJson(ctx.sql, b, network, true, ctx.nodes?.()));
         if (!block) fail(404, RosettaErrors.blockNotFound);
         return { block };
       }),
@@ -54,7 +54,7 @@ export const rosettaBlockEndpoints = [
     body: BlockTransactionRequest,
     response: Transaction,
     errors: [400, 404],
-    errorResponse: RosettaError,
+    errorResponse: RosettaErrorResponse,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
@@ -64,7 +64,7 @@ export const rosettaBlockEndpoints = [
         if (!isHex(txId)) fail(400, RosettaErrors.invalidTransactionHash);
         const row = await store.rosettaMinedTx(ctx.sql, txId);
         if (!row) fail(404, RosettaErrors.transactionNotFound);
-        return minedTransactionJson(ctx.sql, row!, network, ctx.nodePool?.());
+        return minedTransactionJson(ctx.sql, row!, network, ctx.nodes?.());
       }),
   }),
 ];

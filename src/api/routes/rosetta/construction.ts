@@ -6,7 +6,7 @@
  * and cycle come from the node's /v2/pox; pox-4 needs the signer key, and the signer signature when the caller has one),
  * delegate_stx.
  */
-import { RosettaError } from '../../schemas/rosetta.js';
+import { RosettaErrorResponse } from '../../schemas/rosetta.js';
 import { z } from 'zod';
 import {
   deserializeTransaction,
@@ -238,7 +238,7 @@ async function poxInfo(ctx: ApiContext): Promise<PoxInfo & { address: string; na
 /** The node's answer (JSON) or a 503 when no node answers. */
 async function fromNode(ctx: ApiContext, method: 'GET' | 'POST', path: string, body?: { contentType: string; data: Buffer | string }) {
   try {
-    return await nodeCall(ctx.nodePool?.(), method, path, body);
+    return await nodeCall(ctx.nodes?.(), method, path, body);
   } catch (err) {
     if (err instanceof NoNodeError) throw new NodeUnavailable(err.message);
     throw err;
@@ -283,7 +283,7 @@ export const rosettaConstructionEndpoints = [
     body: DeriveRequest,
     response: DeriveResponse,
     errors: [400],
-    errorResponse: RosettaError,
+    errorResponse: RosettaErrorResponse,
     invalid: (message, issues) =>
       issues.some((i) => i.code === 'invalid_value') ? json(400, { ...RosettaErrors.invalidCurveType }) : rosettaInvalid('network_identifier')(message, issues),
     handler: ({ body }, ctx) =>
@@ -310,7 +310,7 @@ export const rosettaConstructionEndpoints = [
     body: PreprocessRequest,
     response: PreprocessResponse,
     errors: [400, 503],
-    errorResponse: RosettaError,
+    errorResponse: RosettaErrorResponse,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       guardNode(async () => {
@@ -375,7 +375,7 @@ export const rosettaConstructionEndpoints = [
     body: MetadataRequest,
     response: MetadataResponse,
     errors: [400, 503],
-    errorResponse: RosettaError,
+    errorResponse: RosettaErrorResponse,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       guardNode(async () => {
@@ -442,7 +442,7 @@ export const rosettaConstructionEndpoints = [
     body: PayloadsRequest,
     response: PayloadsResponse,
     errors: [400],
-    errorResponse: RosettaError,
+    errorResponse: RosettaErrorResponse,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
@@ -522,7 +522,7 @@ export const rosettaConstructionEndpoints = [
     body: CombineRequest,
     response: CombineResponse,
     errors: [400],
-    errorResponse: RosettaError,
+    errorResponse: RosettaErrorResponse,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
@@ -560,7 +560,7 @@ export const rosettaConstructionEndpoints = [
     body: ParseRequest,
     response: ParseResponse,
     errors: [400],
-    errorResponse: RosettaError,
+    errorResponse: RosettaErrorResponse,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
@@ -612,7 +612,7 @@ export const rosettaConstructionEndpoints = [
     body: SignedTxRequest,
     response: HashResponse,
     errors: [400],
-    errorResponse: RosettaError,
+    errorResponse: RosettaErrorResponse,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
@@ -632,7 +632,7 @@ export const rosettaConstructionEndpoints = [
     body: SignedTxRequest,
     response: HashResponse,
     errors: [400],
-    errorResponse: RosettaError,
+    errorResponse: RosettaErrorResponse,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
@@ -641,7 +641,7 @@ export const rosettaConstructionEndpoints = [
         const bytes = Buffer.from(/^([0-9a-fA-F]{2})*$/.test(hex) ? hex : '', 'hex');
         let answer;
         try {
-          answer = await nodeCall(ctx.nodePool?.(), 'POST', '/v2/transactions', { contentType: 'application/octet-stream', data: bytes });
+          answer = await nodeCall(ctx.nodes?.(), 'POST', '/v2/transactions', { contentType: 'application/octet-stream', data: bytes });
         } catch (err) {
           return fail(400, RosettaErrors.invalidTransactionString, { message: (err as Error).message });
         }

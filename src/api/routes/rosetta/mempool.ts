@@ -1,5 +1,5 @@
 /** POST /rosetta/v1/mempool and /rosetta/v1/mempool/transaction. */
-import { RosettaError } from '../../schemas/rosetta.js';
+import { RosettaErrorResponse } from '../../schemas/rosetta.js';
 import { endpoint } from '../../endpoint.js';
 import * as store from '../../../store/rosetta.js';
 import { MempoolRequest, MempoolTransactionRequest, MempoolResponse, MempoolTransactionResponse } from '../../schemas/rosetta.js';
@@ -19,7 +19,7 @@ export const rosettaMempoolEndpoints = [
     body: MempoolRequest,
     response: MempoolResponse,
     errors: [400],
-    errorResponse: RosettaError,
+    errorResponse: RosettaErrorResponse,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
@@ -38,7 +38,7 @@ export const rosettaMempoolEndpoints = [
     body: MempoolTransactionRequest,
     response: MempoolTransactionResponse,
     errors: [400],
-    errorResponse: RosettaError,
+    errorResponse: RosettaErrorResponse,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {

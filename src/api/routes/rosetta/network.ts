@@ -1,5 +1,5 @@
 /** POST /rosetta/v1/network/{list,options,status}. */
-import { RosettaError } from '../../schemas/rosetta.js';
+import { RosettaErrorResponse } from '../../schemas/rosetta.js';
 import { endpoint, raw } from '../../endpoint.js';
 import { httpError } from '../../../http/response.js';
 import * as store from '../../../store/rosetta.js';
@@ -25,7 +25,7 @@ export const rosettaNetworkEndpoints = [
     body: NetworkListRequest,
     response: NetworkListResponse,
     errors: [400],
-    errorResponse: RosettaError,
+    errorResponse: RosettaErrorResponse,
     invalid: rosettaInvalid(undefined),
     handler: async (_input, ctx) => {
       const net = await serviceNetwork(ctx);
@@ -44,7 +44,7 @@ export const rosettaNetworkEndpoints = [
     body: NetworkRequest,
     response: NetworkOptionsResponse,
     errors: [400],
-    errorResponse: RosettaError,
+    errorResponse: RosettaErrorResponse,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
@@ -70,7 +70,7 @@ export const rosettaNetworkEndpoints = [
     body: NetworkRequest,
     response: NetworkStatusResponse,
     errors: [400, 503],
-    errorResponse: RosettaError,
+    errorResponse: RosettaErrorResponse,
     invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
@@ -84,8 +84,8 @@ export const rosettaNetworkEndpoints = [
         let neighbors: unknown;
         let info: unknown;
         try {
-          neighbors = (await nodeCall(ctx.nodePool?.(), 'GET', '/v2/neighbors')).body;
-          info = (await nodeCall(ctx.nodePool?.(), 'GET', '/v2/info')).body;
+          neighbors = (await nodeCall(ctx.nodes?.(), 'GET', '/v2/neighbors')).body;
+          info = (await nodeCall(ctx.nodes?.(), 'GET', '/v2/info')).body;
         } catch (err) {
           if (err instanceof NoNodeError) return raw(httpError(503, `no Stacks node: ${err.message}`));
           throw err;

@@ -1,0 +1,81 @@
+/**
+ * Balance reads over the maintained token tables (sql/0045_token_tables.sql): a principal's FT balances and NFT counts
+ * at a height (the maintained totals, plus the unconfirmed microblock rows up to that height, minus the canonical
+ * anchored rows above it), its positive FT balances page, one FT balance. Rows only.
+ */
+import type { Sql } from './connect.js';
+
+export interface AssetTotalsRow {
+  asset_identifier: string;
+  received: string;
+  sent: string;
+}
+
+/**
+ * FT received / sent per asset as of stacks height `height`: ft_balances + unconfirmed rows at or below `height`
+ * − canonical anchored rows above it (an `until_block` below the tip reads only the rows above it, not the history).
+ * Assets whose canonical events all went away are left out.
+ */
+export async function ftTotalsAt(sql: Sql, principal: string, height: number): Promise<AssetTotalsRow[]> {
+  return sql<AssetTotalsRow[]>`
+    WITH d AS (
+      SELECT asset_identifier, received, sent FROM ft_balances WHERE principal = ${principal}
+      UNION ALL
+      SELECT asset_identifier,
+        CASE WHEN recipient = ${principal} THEN amount ELSE 0 END * CASE WHEN index_block_hash = '' THEN 1 ELSE -1 END,
+        CASE WHEN sender = ${principal} THEN amount ELSE 0 END * CASE WHEN index_block_hash = '' THEN 1 ELSE -1 END
+      FROM events
+      WHERE (recipient = ${principal} OR sender = ${principal}) AND event_type = 'fungible_token_asset'
+        AND canonical AND microblock_canonical
+        AND ((index_block_hash = '' AND block_height <= ${height}) OR (index_block_hash <> '' AND block_height > ${height}))
+    )
+    SELECT asset_identifier, sum(received)::text AS received, sum(sent)::text AS sent
+    FROM d GROUP BY asset_identifier
+    HAVING sum(received) <> 0 OR sum(sent) <> 0`;
+}
+
+/** NFT events received / sent per asset as of `height` (nft_totals, adjusted the same way). */
+export async function nftTotalsAt(sql: Sql, principal: string, height: number): Promise<AssetTotalsRow[]> {
+  return sql<AssetTotalsRow[]>`
+    WITH d AS (
+      SELECT asset_identifier, received, sent FROM nft_totals WHERE principal = ${principal}
+      UNION ALL
+      SELECT asset_identifier,
+        CASE WHEN recipient = ${principal} THEN 1 ELSE 0 END * CASE WHEN index_block_hash = '' THEN 1 ELSE -1 END,
+        CASE WHEN sender = ${principal} THEN 1 ELSE 0 END * CASE WHEN index_block_hash = '' THEN 1 ELSE -1 END
+      FROM events
+      WHERE (recipient = ${principal} OR sender = ${principal}) AND event_type = 'non_fungible_token_asset'
+        AND canonical AND microblock_canonical
+        AND ((index_block_hash = '' AND block_height <= ${height}) OR (index_block_hash <> '' AND block_height > ${height}))
+    )
+    SELECT asset_identifier, sum(received)::text AS received, sum(sent)::text AS sent
+    FROM d GROUP BY asset_identifier
+    HAVING sum(received) <> 0 OR sum(sent) <> 0`;
+}
+
+export interface FtBalanceRow {
+  token: string;
+  balance: string;
+  total: number;
+}
+
+/** The principal's positive FT balances (canonical anchored chain), by token name case-insensitively. */
+export async function positiveFtBalances(sql: Sql, principal: string, limit: number, offset: number): Promise<FtBalanceRow[]> {
+  return sql<FtBalanceRow[]>`
+    SELECT asset_identifier AS token, balance::text AS balance, (count(*) OVER ())::int AS total
+    FROM ft_balances WHERE principal = ${principal} AND balance > 0
+    ORDER BY lower(asset_identifier), asset_identifier
+    LIMIT ${limit} OFFSET ${offset}`;
+}
+
+/** One balance (canonical anchored chain); `stx` reads the STX totals. undefined: the principal never held it. */
+export async function ftBalance(sql: Sql, principal: string, token: string): Promise<string | undefined> {
+  if (token === 'stx') {
+    const [r] = await sql<{ balance: string }[]>`
+      SELECT (received - sent - fees + rewards)::text AS balance FROM stx_totals WHERE principal = ${principal}`;
+    return r?.balance;
+  }
+  const [r] = await sql<{ balance: string }[]>`
+    SELECT balance::text AS balance FROM ft_balances WHERE principal = ${principal} AND asset_identifier = ${token}`;
+  return r?.balance;
+}

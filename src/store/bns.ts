@@ -1,0 +1,241 @@
+// BNS v1 reads (sql/0050_bns.sql), as the reference's pg-store BNS queries at v8.13.6. A bns_names / bns_namespaces
+// row present is a canonical one; zonefiles and subdomains count through the canonical name rows that carry them.
+import type { Sql } from './connect.js';
+
+const BNS_NAME_ASSETS = ['SP000000000000000000002Q6VF78.bns::names', 'ST000000000000000000002AMW42H.bns::names'];
+
+export interface BnsNameRow {
+  name: string;
+  address: string;
+  registered_at: number;
+  expire_block: number;
+  zonefile_hash: string;
+  status: string;
+  tx_id: string;
+  zonefile: string;
+}
+
+/** `a.b.c` → `b.c` (the name of a subdomain); a name stays itself. */
+export function nameOfSubdomain(fqn: string): string {
+  return fqn.split('.').slice(-2).join('.');
+}
+
+/** The latest canonical operation of each of these names, unless it is a revoke (getNamesAtBlockHeight). */
+export async function currentNames(sql: Sql, names: string[]): Promise<BnsNameRow[]> {
+  if (!names.length) return [];
+  return sql<BnsNameRow[]>`
+    WITH latest AS (
+      SELECT DISTINCT ON (name) *
+      FROM bns_names
+      WHERE name = ANY(${names})
+      ORDER BY name, registered_at DESC, microblock_sequence DESC, tx_index DESC, event_index DESC
+    )
+    SELECT l.name, l.address, l.registered_at::integer AS registered_at, l.expire_block::integer AS expire_block,
+      l.zonefile_hash, l.status, l.tx_id,
+      COALESCE((SELECT z.zonefile FROM bns_zonefiles z WHERE z.name = l.name AND z.zonefile_hash = l.zonefile_hash
+        ORDER BY z.block_height DESC NULLS LAST LIMIT 1), '') AS zonefile
+    FROM latest l
+    WHERE l.status <> 'name-revoke'`;
+}
+
+/** One page (100) of the current names, by name (getNamesList). */
+export async function namesPage(sql: Sql, page: number): Promise<string[]> {
+  const rows = await sql<{ name: string }[]>`
+    WITH latest AS (
+      SELECT DISTINCT ON (name) name, status
+      FROM bns_names
+      ORDER BY name, registered_at DESC, microblock_sequence DESC, tx_index DESC, event_index DESC
+    )
+    SELECT name FROM latest WHERE status <> 'name-revoke' ORDER BY name LIMIT 100 OFFSET ${page * 100}`;
+  return rows.map((r) => r.name);
+}
+
+/** The namespaces made ready on the canonical chain. */
+export async function namespaceIds(sql: Sql): Promise<string[]> {
+  const rows = await sql<{ namespace_id: string }[]>`SELECT DISTINCT namespace_id FROM bns_namespaces ORDER BY namespace_id`;
+  return rows.map((r) => r.namespace_id);
+}
+
+export async function namespaceExists(sql: Sql, namespace: string): Promise<boolean> {
+  const rows = await sql`SELECT 1 FROM bns_namespaces WHERE namespace_id = ${namespace} LIMIT 1`;
+  return rows.length > 0;
+}
+
+/** One page (100) of a namespace's names; as the reference, the page is cut before revoked names are left out. */
+export async function namespaceNamesPage(sql: Sql, namespace: string, page: number): Promise<string[]> {
+  const rows = await sql<{ name: string }[]>`
+    SELECT name FROM (
+      SELECT DISTINCT ON (name) name, status
+      FROM bns_names
+      WHERE namespace_id = ${namespace}
+      ORDER BY name, registered_at DESC, microblock_sequence DESC, tx_index DESC, event_index DESC
+      LIMIT 100 OFFSET ${page * 100}
+    ) l
+    WHERE status <> 'name-revoke'
+    ORDER BY name`;
+  return rows.map((r) => r.name);
+}
+
+export interface BnsSubdomainRow {
+  fully_qualified_subdomain: string;
+  name: string;
+  owner: string;
+  zonefile_hash: string;
+  zonefile: string;
+  resolver: string;
+  tx_id: string;
+}
+
+/**
+ * Subdomain rows whose name-update tx is a canonical operation of their name, latest first: the block order of that
+ * operation (the reference orders by the attachment's block, microblock and tx).
+ */
+function canonicalSubdomains(sql: Sql) {
+  return sql`
+    SELECT s.*, n.registered_at, n.microblock_sequence, n.tx_index
+    FROM bns_subdomains s
+    JOIN LATERAL (
+      SELECT registered_at, microblock_sequence, tx_index FROM bns_names n
+      WHERE n.tx_id = s.tx_id AND n.name = s.name
+      ORDER BY registered_at DESC LIMIT 1
+    ) n ON true`;
+}
+
+/** The latest canonical row of a subdomain (getSubdomain), or undefined. */
+export async function latestSubdomain(sql: Sql, fqn: string): Promise<BnsSubdomainRow | undefined> {
+  const [row] = await sql<BnsSubdomainRow[]>`
+    SELECT fully_qualified_subdomain, name, owner, zonefile_hash, zonefile, resolver, tx_id
+    FROM (${canonicalSubdomains(sql)}) s
+    WHERE fully_qualified_subdomain = ${fqn}
+    ORDER BY registered_at DESC, microblock_sequence DESC, tx_index DESC
+    LIMIT 1`;
+  return row;
+}
+
+/** The resolver of a name's latest canonical subdomain row (getSubdomainResolver), or undefined when it has none. */
+export async function subdomainResolver(sql: Sql, name: string): Promise<string | undefined> {
+  const [row] = await sql<{ resolver: string }[]>`
+    SELECT resolver FROM (${canonicalSubdomains(sql)}) s
+    WHERE name = ${name}
+    ORDER BY registered_at DESC, microblock_sequence DESC, tx_index DESC
+    LIMIT 1`;
+  return row?.resolver;
+}
+
+/** The subdomains of a name (by name). */
+export async function subdomainsOf(sql: Sql, name: string): Promise<string[]> {
+  const rows = await sql<{ fully_qualified_subdomain: string }[]>`
+    SELECT DISTINCT fully_qualified_subdomain FROM (${canonicalSubdomains(sql)}) s
+    WHERE name = ${name}
+    ORDER BY fully_qualified_subdomain`;
+  return rows.map((r) => r.fully_qualified_subdomain);
+}
+
+/** The zonefile of a name's latest operation, or of a subdomain's latest row; undefined when there is none. */
+export async function latestZonefile(sql: Sql, fqn: string, subdomain: boolean): Promise<string | undefined> {
+  if (subdomain) return (await latestSubdomain(sql, fqn))?.zonefile;
+  const [row] = await sql<{ zonefile: string }[]>`
+    WITH latest AS (
+      SELECT name, zonefile_hash FROM bns_names WHERE name = ${fqn}
+      ORDER BY registered_at DESC, microblock_sequence DESC, tx_index DESC LIMIT 1
+    )
+    SELECT COALESCE((SELECT z.zonefile FROM bns_zonefiles z WHERE z.name = l.name AND z.zonefile_hash = l.zonefile_hash
+      ORDER BY z.block_height DESC NULLS LAST LIMIT 1), '') AS zonefile
+    FROM latest l`;
+  return row?.zonefile;
+}
+
+/** The zonefile of a name or subdomain with this hash, if a canonical operation / row carried it. */
+export async function historicalZonefile(sql: Sql, fqn: string, hash: string, subdomain: boolean): Promise<string | undefined> {
+  if (subdomain) {
+    const [row] = await sql<{ zonefile: string }[]>`
+      SELECT zonefile FROM (${canonicalSubdomains(sql)}) s
+      WHERE fully_qualified_subdomain = ${fqn} AND zonefile_hash = ${hash}
+      ORDER BY registered_at DESC, microblock_sequence DESC, tx_index DESC
+      LIMIT 1`;
+    return row?.zonefile;
+  }
+  const [row] = await sql<{ zonefile: string }[]>`
+    SELECT COALESCE((SELECT z.zonefile FROM bns_zonefiles z WHERE z.name = n.name AND z.zonefile_hash = n.zonefile_hash
+      ORDER BY z.block_height DESC NULLS LAST LIMIT 1), '') AS zonefile
+    FROM bns_names n
+    WHERE n.name = ${fqn} AND n.zonefile_hash = ${hash}
+    ORDER BY n.registered_at DESC, n.microblock_sequence DESC, n.tx_index DESC
+    LIMIT 1`;
+  return row?.zonefile;
+}
+
+/**
+ * What getNamesByAddressList gathers for an address: the subdomains it owns (by name), the names it registered at
+ * height 1 and still holds (the reference's test for Stacks 1.0 imports), and the names whose bns::names NFT it holds
+ * now (latest canonical NFT event of each name).
+ */
+export async function namesOwnedBy(sql: Sql, address: string): Promise<{ subdomains: { name: string; fqn: string }[]; names: string[] }> {
+  const subdomains = await sql<{ name: string; fqn: string }[]>`
+    SELECT DISTINCT s.name, s.fully_qualified_subdomain AS fqn
+    FROM (${canonicalSubdomains(sql)}) s
+    WHERE s.fully_qualified_subdomain IN (
+      SELECT fully_qualified_subdomain FROM (${canonicalSubdomains(sql)}) o WHERE o.owner = ${address})
+    ORDER BY fqn`;
+  const held = await sql<{ name: string }[]>`
+    WITH mine AS (
+      SELECT DISTINCT value_hex FROM events WHERE asset_identifier = ANY(${BNS_NAME_ASSETS}) AND recipient = ${address}
+    ), latest AS (
+      SELECT DISTINCT ON (e.value_hex) e.value_hex, e.recipient
+      FROM events e JOIN mine USING (value_hex)
+      WHERE e.asset_identifier = ANY(${BNS_NAME_ASSETS}) AND e.canonical AND e.microblock_canonical AND e.index_block_hash <> ''
+      ORDER BY e.value_hex, e.block_height DESC, e.tx_index DESC, e.event_index DESC
+    ), holder AS (
+      SELECT value_hex, recipient FROM latest
+    )
+    SELECT bns_utf8(v->>'name') || '.' || bns_utf8(v->>'namespace') AS name
+    FROM (SELECT bns_cv(value_hex) AS v FROM holder WHERE recipient = ${address}) d
+    WHERE bns_utf8(v->>'name') IS NOT NULL AND bns_utf8(v->>'namespace') IS NOT NULL
+    UNION
+    SELECT n.name FROM bns_names n
+    WHERE n.address = ${address} AND n.registered_at = 1
+      AND NOT EXISTS (
+        SELECT 1 FROM (
+          SELECT DISTINCT ON (e.value_hex) e.recipient FROM events e
+          WHERE e.asset_identifier = ANY(${BNS_NAME_ASSETS}) AND e.value_hex = bns_name_cv(split_part(n.name, '.', 1), split_part(n.name, '.', 2))
+            AND e.canonical AND e.microblock_canonical AND e.index_block_hash <> ''
+          ORDER BY e.value_hex, e.block_height DESC, e.tx_index DESC, e.event_index DESC
+        ) c WHERE c.recipient IS DISTINCT FROM ${address})`;
+  return { subdomains, names: held.map((r) => r.name) };
+}
+
+/**
+ * The names a BNS (v1 or V2) operation of these blocks touches (their print events and print-less renewal calls), whether the
+ * blocks are canonical or not: what the `bns-name:<fqn>` push rooms recheck when blocks become or stop being canonical.
+ */
+export async function bnsNamesTouched(sql: Sql, blocks: string[]): Promise<string[]> {
+  if (!blocks.length) return [];
+  const rows = await sql<{ name: string }[]>`
+    SELECT DISTINCT name FROM (
+      SELECT bns_utf8(v->'attachment'->'metadata'->>'name') || '.' || bns_utf8(v->'attachment'->'metadata'->>'namespace') AS name
+      FROM (
+        SELECT bns_cv(value_hex) AS v FROM events
+        WHERE index_block_hash = ANY(${blocks}) AND event_type = 'smart_contract_log' AND topic = 'print'
+          AND contract_id IN ('SP000000000000000000002Q6VF78.bns', 'ST000000000000000000002AMW42H.bns')
+      ) p
+      UNION ALL
+      SELECT bns_utf8(bns_cv(api->'contract_call'->'function_args'->1->>'hex') #>> '{}') || '.'
+        || bns_utf8(bns_cv(api->'contract_call'->'function_args'->0->>'hex') #>> '{}')
+      FROM txs
+      WHERE index_block_hash = ANY(${blocks}) AND status = 'success'
+        AND contract_call_contract_id IN ('SP000000000000000000002Q6VF78.bns', 'ST000000000000000000002AMW42H.bns')
+        AND api->'contract_call'->>'function_name' = 'name-renewal'
+      UNION ALL
+      -- BNS-V2 operations (sql/0052_bns_v2.sql)
+      SELECT bns_utf8(v->'name'->>'name') || '.' || bns_utf8(v->'name'->>'namespace')
+      FROM (
+        SELECT bns_cv(value_hex) AS v FROM events
+        WHERE index_block_hash = ANY(${blocks}) AND event_type = 'smart_contract_log' AND topic = 'print'
+          AND contract_id IN (SELECT contract_id FROM bns_v2_contracts)
+      ) p2
+      WHERE jsonb_typeof(v) = 'object' AND v ? 'name' AND v ? 'topic'
+    ) x
+    WHERE name IS NOT NULL
+    ORDER BY name`;
+  return rows.map((r) => r.name);
+}

@@ -1,0 +1,44 @@
+/** Contract lists: deploys implementing a trait, and the deploy status of contract ids. */
+import type { Sql } from './connect.js';
+import type { ContractRow } from './contracts.js';
+
+/**
+ * Canonical deploys whose ABI `functions` contain every trait function (name, access, argument types, outputs; jsonb
+ * containment, as the reference matches them), newest first. Uses the GIN index of sql/0024_contract_trait.sql.
+ */
+export async function contractsByTrait(
+  sql: Sql,
+  traitFunctions: unknown[],
+  page: { limit: number; offset: number },
+): Promise<(ContractRow & { contract_id: string })[]> {
+  return sql<(ContractRow & { contract_id: string })[]>`
+    SELECT tx_id, canonical, block_height, contract_abi, api, smart_contract_contract_id AS contract_id FROM txs
+    WHERE contract_abi IS NOT NULL AND smart_contract_contract_id IS NOT NULL AND canonical AND microblock_canonical
+      AND ((contract_abi::jsonb) -> 'functions') @> ${sql.json(traitFunctions as never)}::jsonb
+    ORDER BY block_height DESC, microblock_sequence ASC, tx_index ASC
+    LIMIT ${page.limit} OFFSET ${page.offset}`;
+}
+
+export interface ContractStatusRow {
+  contract_id: string;
+  tx_id: string;
+  block_height: number | null;
+  status: string;
+}
+
+/** Per id: the newest canonical deploy, else the pending deploy with the lowest nonce. */
+export async function contractStatuses(sql: Sql, ids: string[]): Promise<ContractStatusRow[]> {
+  const mined = await sql<ContractStatusRow[]>`
+    SELECT DISTINCT ON (smart_contract_contract_id) smart_contract_contract_id AS contract_id, tx_id, block_height::int, status
+    FROM txs
+    WHERE tx_type = 'smart_contract' AND smart_contract_contract_id = ANY(${ids}) AND canonical AND microblock_canonical
+    ORDER BY smart_contract_contract_id, block_height DESC, microblock_sequence DESC, tx_index DESC, status`;
+  const rest = ids.filter((id) => !mined.some((m) => m.contract_id === id));
+  if (!rest.length) return mined;
+  const pending = await sql<ContractStatusRow[]>`
+    SELECT DISTINCT ON (smart_contract_contract_id) smart_contract_contract_id AS contract_id, tx_id, NULL::int AS block_height, status
+    FROM mempool_txs
+    WHERE NOT pruned AND tx_type = 'smart_contract' AND smart_contract_contract_id = ANY(${rest})
+    ORDER BY smart_contract_contract_id, nonce`;
+  return [...mined, ...pending];
+}

@@ -1,0 +1,229 @@
+/**
+ * A principal's transactions from principal_txs (sql/0040_principal_txs.sql: one row per principal × canonical anchored
+ * placement, with the principal's roles) plus, at read time, the unconfirmed microblock rows; totals from
+ * principal_tx_counts when the page is not cut at a height below the tip. Also the asset-event reads of an address
+ * (v1 assets, stx_inbound, v2 per-tx event counts and events). Rows only.
+ */
+import type { Sql } from './connect.js';
+import { ABI_SUBQUERY } from './txs.js';
+import type { TxDbRow } from '../api/serialize.js';
+
+/** Which of the reference's sets: v1 /transactions (principal_stx_txs), v1 with_transfers, v2 transactions. */
+export type PrincipalTxSet = 'stx' | 'transfers' | 'all';
+/** Which rows of principal_txs belong to each set (the roles bits of sql/0040_principal_txs.sql). */
+const IN_SET: Record<PrincipalTxSet, string> = {
+  stx: 'roles & 63 <> 0 AND roles & 256 = 0',
+  transfers: 'roles & 253 <> 0',
+  all: '(roles & 256 = 0 OR roles & 224 <> 0)',
+};
+const COUNT_COLUMN: Record<PrincipalTxSet, string> = { stx: 'stx_txs', transfers: 'transfer_txs', all: 'all_txs' };
+
+export interface PrincipalTxQuery {
+  set: PrincipalTxSet;
+  /** rows at heights ≤ maxHeight (undefined: every height, unconfirmed microblocks included) */
+  maxHeight?: number;
+  /** only rows at exactly this height (the reference's `height`) */
+  atHeight?: number;
+  /** undefined: every row (the reference pages nothing at a single height on with_transfers) */
+  limit?: number;
+  offset: number;
+}
+
+export type PrincipalTxRow = TxDbRow & { sender_address: string; fee_rate: string; sponsor_address: string | null; sponsored: boolean };
+
+/** One page of the principal's txs, newest first (block height, microblock sequence, tx index), and the set's total. */
+export async function principalTxPage(
+  sql: Sql,
+  principal: string,
+  q: PrincipalTxQuery,
+): Promise<{ total: number; rows: PrincipalTxRow[] }> {
+  const inSet = sql.unsafe(IN_SET[q.set]);
+  const heightCond =
+    q.atHeight !== undefined
+      ? sql`AND block_height = ${q.atHeight}`
+      : q.maxHeight !== undefined
+        ? sql`AND block_height <= ${q.maxHeight}`
+        : sql``;
+  const [tip] = await sql<{ h: number }[]>`SELECT COALESCE(max(block_height), 0)::int AS h FROM blocks WHERE canonical`;
+  // The total: the maintained count (plus unconfirmed rows) unless the page stops below the tip or at one height.
+  const fromCounts = q.atHeight === undefined && (q.maxHeight === undefined || q.maxHeight >= tip.h);
+  const withUnconfirmed = q.atHeight === undefined ? q.maxHeight === undefined || q.maxHeight > tip.h : q.atHeight > tip.h;
+  const unconfirmed = withUnconfirmed
+    ? sql`UNION ALL SELECT tx_id, index_block_hash, microblock_hash, block_height, microblock_sequence, tx_index
+          FROM principal_tx_roles(ARRAY['']) u WHERE u.principal = ${principal} AND ${inSet} ${heightCond}`
+    : sql``;
+  const page = q.limit === undefined ? sql`` : sql`LIMIT ${q.limit} OFFSET ${q.offset}`;
+  const rows = await sql<PrincipalTxRow[]>`
+    WITH placed AS (
+      SELECT tx_id, index_block_hash, microblock_hash, block_height, microblock_sequence, tx_index
+      FROM principal_txs WHERE principal = ${principal} AND ${inSet} ${heightCond}
+      ${unconfirmed}
+    ), pg AS (
+      SELECT * FROM placed ORDER BY block_height DESC, microblock_sequence DESC, tx_index DESC ${page}
+    )
+    SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)}
+    FROM pg JOIN txs x USING (tx_id, index_block_hash, microblock_hash)
+    ORDER BY pg.block_height DESC, pg.microblock_sequence DESC, pg.tx_index DESC`;
+  let total: number;
+  if (fromCounts) {
+    const [c] = await sql<{ n: number }[]>`
+      SELECT (COALESCE((SELECT ${sql.unsafe(COUNT_COLUMN[q.set])} FROM principal_tx_counts WHERE principal = ${principal}), 0)
+        + ${withUnconfirmed
+          ? sql`(SELECT count(*) FROM principal_tx_roles(ARRAY['']) u WHERE u.principal = ${principal} AND ${inSet} ${heightCond})`
+          : sql`0`})::int AS n`;
+    total = c.n;
+  } else {
+    const [c] = await sql<{ n: number }[]>`
+      SELECT (
+        (SELECT count(*) FROM principal_txs WHERE principal = ${principal} AND ${inSet} ${heightCond})
+        + ${withUnconfirmed
+          ? sql`(SELECT count(*) FROM principal_tx_roles(ARRAY['']) u WHERE u.principal = ${principal} AND ${inSet} ${heightCond})`
+          : sql`0`})::int AS n`;
+    total = c.n;
+  }
+  return { total, rows };
+}
+
+export interface EventCountsRow {
+  tx_id: string;
+  index_block_hash: string;
+  microblock_hash: string;
+  stx_sent: string;
+  stx_received: string;
+  stx_transfer: number;
+  stx_mint: number;
+  stx_burn: number;
+  ft_transfer: number;
+  ft_mint: number;
+  ft_burn: number;
+  nft_transfer: number;
+  nft_mint: number;
+  nft_burn: number;
+}
+
+/** For each placed tx: the principal's STX sent (events) / received and its STX/FT/NFT event counts by kind. */
+export async function principalEventCounts(sql: Sql, principal: string, rows: readonly PrincipalTxRow[]): Promise<EventCountsRow[]> {
+  if (!rows.length) return [];
+  const keys = rows.map((r) => ({ t: r.tx_id, b: r.index_block_hash, m: r.microblock_hash }));
+  return sql<EventCountsRow[]>`
+    SELECT k.t AS tx_id, k.b AS index_block_hash, k.m AS microblock_hash,
+      COALESCE(sum(e.amount) FILTER (WHERE e.event_type = 'stx_asset' AND e.sender = ${principal}), 0)::text AS stx_sent,
+      COALESCE(sum(e.amount) FILTER (WHERE e.event_type = 'stx_asset' AND e.recipient = ${principal}), 0)::text AS stx_received,
+      count(*) FILTER (WHERE e.event_type = 'stx_asset' AND e.asset_event_type = 'transfer')::int AS stx_transfer,
+      count(*) FILTER (WHERE e.event_type = 'stx_asset' AND e.asset_event_type = 'mint')::int AS stx_mint,
+      count(*) FILTER (WHERE e.event_type = 'stx_asset' AND e.asset_event_type = 'burn')::int AS stx_burn,
+      count(*) FILTER (WHERE e.event_type = 'fungible_token_asset' AND e.asset_event_type = 'transfer')::int AS ft_transfer,
+      count(*) FILTER (WHERE e.event_type = 'fungible_token_asset' AND e.asset_event_type = 'mint')::int AS ft_mint,
+      count(*) FILTER (WHERE e.event_type = 'fungible_token_asset' AND e.asset_event_type = 'burn')::int AS ft_burn,
+      count(*) FILTER (WHERE e.event_type = 'non_fungible_token_asset' AND e.asset_event_type = 'transfer')::int AS nft_transfer,
+      count(*) FILTER (WHERE e.event_type = 'non_fungible_token_asset' AND e.asset_event_type = 'mint')::int AS nft_mint,
+      count(*) FILTER (WHERE e.event_type = 'non_fungible_token_asset' AND e.asset_event_type = 'burn')::int AS nft_burn
+    FROM json_to_recordset(${JSON.stringify(keys)}::text::json) AS k(t text, b text, m text)
+    LEFT JOIN events e ON e.tx_id = k.t AND e.index_block_hash = k.b AND e.microblock_hash = k.m
+      AND e.event_type IN ('stx_asset', 'fungible_token_asset', 'non_fungible_token_asset')
+      AND (e.sender = ${principal} OR e.recipient = ${principal})
+    GROUP BY k.t, k.b, k.m`;
+}
+
+export interface AddressEventRow {
+  event_index: number;
+  event_type: string;
+  asset_event_type: string | null;
+  sender: string | null;
+  recipient: string | null;
+  amount: string | null;
+  asset_identifier: string | null;
+  api: Record<string, unknown>;
+}
+
+/** Does any canonical placement of this tx exist (mined)? */
+export async function txExists(sql: Sql, txId: string): Promise<boolean> {
+  const r = await sql`SELECT 1 FROM txs WHERE tx_id = ${txId} LIMIT 1`;
+  return r.length > 0;
+}
+
+/** The principal's STX/FT/NFT events of a tx (canonical placement), by event index, paged; with the total. */
+export async function principalTxEvents(
+  sql: Sql,
+  principal: string,
+  txId: string,
+  page: { limit: number; offset: number },
+): Promise<{ total: number; rows: AddressEventRow[] }> {
+  const rows = await sql<(AddressEventRow & { total: number })[]>`
+    SELECT event_index, event_type, asset_event_type, sender, recipient, amount::text AS amount, asset_identifier, api,
+      (count(*) OVER())::int AS total
+    FROM events
+    WHERE tx_id = ${txId} AND canonical AND microblock_canonical
+      AND event_type IN ('stx_asset', 'fungible_token_asset', 'non_fungible_token_asset')
+      AND (sender = ${principal} OR recipient = ${principal})
+    ORDER BY event_index ASC
+    LIMIT ${page.limit} OFFSET ${page.offset}`;
+  return { total: rows[0]?.total ?? 0, rows };
+}
+
+/** The principal's asset events (STX lock, STX, FT, NFT) up to a height, newest first (v1 /assets). */
+export async function principalAssetEvents(
+  sql: Sql,
+  principal: string,
+  maxHeight: number,
+  page: { limit: number; offset: number },
+): Promise<{ total: number; rows: { api: unknown }[] }> {
+  const rows = await sql<{ api: unknown; total: number }[]>`
+    SELECT e.api, (count(*) OVER())::int AS total
+    FROM events e JOIN txs t USING (tx_id, index_block_hash, microblock_hash)
+    WHERE e.canonical AND e.microblock_canonical AND e.block_height <= ${maxHeight}
+      AND ((e.event_type IN ('stx_asset', 'fungible_token_asset', 'non_fungible_token_asset')
+            AND (e.sender = ${principal} OR e.recipient = ${principal}))
+        OR (e.event_type = 'stx_lock' AND e.locked_address = ${principal}))
+    ORDER BY e.block_height DESC, t.microblock_sequence DESC, e.tx_index DESC, e.event_index DESC
+    LIMIT ${page.limit} OFFSET ${page.offset}`;
+  return { total: rows[0]?.total ?? 0, rows };
+}
+
+export interface InboundRow {
+  sender: string;
+  amount: string;
+  memo: string;
+  block_height: number;
+  tx_id: string;
+  transfer_type: 'bulk-send' | 'stx-transfer' | 'stx-transfer-memo';
+  tx_index: number;
+}
+
+/** STX sent to the principal: token transfers, stx-transfer-memo events, send-many-memo bulk sends (v1 stx_inbound). */
+export async function inboundTransfers(
+  sql: Sql,
+  principal: string,
+  sendMany: string[],
+  q: { maxHeight?: number; atHeight?: number; limit: number; offset: number },
+): Promise<{ total: number; rows: InboundRow[] }> {
+  const heightCond = q.atHeight !== undefined ? sql`block_height = ${q.atHeight}` : sql`block_height <= ${q.maxHeight ?? 0}`;
+  const rows = await sql<(InboundRow & { total: number })[]>`
+    SELECT *, (count(*) OVER())::int AS total FROM (
+      SELECT e.amount::text AS amount, l.value_hex AS memo, e.sender, e.block_height,
+        e.tx_id, t.microblock_sequence, e.tx_index, 'bulk-send' AS transfer_type
+      FROM events e
+      JOIN txs t USING (tx_id, index_block_hash, microblock_hash)
+      JOIN events l ON l.tx_id = e.tx_id AND l.index_block_hash = e.index_block_hash AND l.microblock_hash = e.microblock_hash
+        AND l.event_index = e.event_index + 1 AND l.event_type = 'smart_contract_log' AND l.contract_id = ANY(${sendMany})
+        AND l.canonical AND l.microblock_canonical
+      WHERE e.event_type = 'stx_asset' AND e.recipient = ${principal} AND e.canonical AND e.microblock_canonical
+      UNION ALL
+      SELECT e.amount::text, e.api -> 'asset' ->> 'memo', e.sender, e.block_height, e.tx_id, t.microblock_sequence,
+        e.tx_index, 'stx-transfer-memo'
+      FROM events e JOIN txs t USING (tx_id, index_block_hash, microblock_hash)
+      WHERE e.event_type = 'stx_asset' AND e.recipient = ${principal} AND e.canonical AND e.microblock_canonical
+        AND e.api -> 'asset' ->> 'memo' IS NOT NULL
+      UNION ALL
+      SELECT token_transfer_amount::text, api -> 'token_transfer' ->> 'memo', sender_address, block_height, tx_id,
+        microblock_sequence, tx_index, 'stx-transfer'
+      FROM txs
+      WHERE canonical AND microblock_canonical AND tx_type = 'token_transfer' AND token_transfer_recipient = ${principal}
+    ) transfers
+    WHERE ${heightCond}
+    -- no tie-break, as the reference: a token transfer and its memo event tie, and PostgreSQL's sort of the three
+    -- arms (in this order, each in insertion order) decides, as it does there
+    ORDER BY block_height DESC, microblock_sequence DESC, tx_index DESC
+    LIMIT ${q.limit} OFFSET ${q.offset}`;
+  return { total: rows[0]?.total ?? 0, rows };
+}

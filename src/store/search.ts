@@ -1,0 +1,46 @@
+/** Search reads: a hash among txs, mempool txs and blocks; a principal among contracts, txs and asset events. */
+import type { Sql } from './connect.js';
+import { ABI_SUBQUERY } from './txs.js';
+import type { MempoolDbRow, TxDbRow } from '../api/serialize.js';
+
+/** Any placement of a tx (the reference takes the first row it finds; canonical first here). */
+export async function anyPlacedTx(sql: Sql, txId: string): Promise<TxDbRow | undefined> {
+  const [row] = await sql<TxDbRow[]>`
+    SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x WHERE x.tx_id = ${txId}
+    ORDER BY x.canonical DESC, x.microblock_canonical DESC, x.block_height DESC LIMIT 1`;
+  return row;
+}
+
+/** A mempool tx, pending only unless `pruned` too. */
+export async function searchMempoolTx(sql: Sql, txId: string, pruned: boolean): Promise<(MempoolDbRow & { tx_type: string }) | undefined> {
+  const [row] = await sql<(MempoolDbRow & { tx_type: string })[]>`
+    SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ${txId} ${pruned ? sql`` : sql`AND NOT x.pruned`}`;
+  return row;
+}
+
+/** The deploy tx of a contract: pending in the mempool first (as the reference looks), else its best placement. */
+export async function contractDeploy(
+  sql: Sql,
+  contractId: string,
+): Promise<{ mempool?: MempoolDbRow & { tx_type: string }; mined?: TxDbRow }> {
+  const [mempool] = await sql<(MempoolDbRow & { tx_type: string })[]>`
+    SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x
+    WHERE NOT x.pruned AND x.smart_contract_contract_id = ${contractId} LIMIT 1`;
+  if (mempool) return { mempool };
+  const [mined] = await sql<TxDbRow[]>`
+    SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x WHERE x.smart_contract_contract_id = ${contractId}
+    ORDER BY x.canonical DESC, x.microblock_canonical DESC, x.block_height DESC LIMIT 1`;
+  return { mined };
+}
+
+/** True when an address appears as a tx sender or transfer recipient, or in an asset event. */
+export async function addressSeen(sql: Sql, address: string): Promise<boolean> {
+  const [r] = await sql<{ seen: boolean }[]>`
+    SELECT EXISTS (SELECT 1 FROM txs WHERE sender_address = ${address})
+      OR EXISTS (SELECT 1 FROM txs WHERE token_transfer_recipient = ${address})
+      OR EXISTS (SELECT 1 FROM events WHERE sender = ${address}
+                 AND event_type IN ('stx_asset', 'fungible_token_asset', 'non_fungible_token_asset'))
+      OR EXISTS (SELECT 1 FROM events WHERE recipient = ${address}
+                 AND event_type IN ('stx_asset', 'fungible_token_asset', 'non_fungible_token_asset')) AS seen`;
+  return r.seen;
+}

@@ -1,0 +1,133 @@
+/**
+ * Token reads (sql/0045_token_tables.sql): NFT holdings (nft_custody + the unconfirmed microblock stream), NFT history
+ * and mints (events), FT / STX holders (ft_balances / stx_totals), and the txs those answers embed. Rows only.
+ */
+import type { Sql } from './connect.js';
+import { ABI_SUBQUERY } from './txs.js';
+import type { TxDbRow } from '../api/serialize.js';
+
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+export interface HoldingRow {
+  asset_identifier: string;
+  value_hex: string;
+  block_height: number;
+  tx_id: string;
+  total: number;
+}
+
+/**
+ * The NFTs `principal` holds, newest acquisition first: nft_custody (canonical anchored chain), overridden by the
+ * unconfirmed microblock stream's latest event for a key (the reference's custody table takes microblock events as
+ * they arrive).
+ */
+export async function nftHoldings(sql: Sql, principal: string, assets: string[] | undefined, page: Page): Promise<HoldingRow[]> {
+  const assetFilter = (col: string) =>
+    assets && assets.length ? sql`AND ${sql(col)} = ANY(${assets})` : sql``;
+  return sql<HoldingRow[]>`
+    WITH mb AS (
+      SELECT DISTINCT ON (e.asset_identifier, e.value_hex)
+        e.asset_identifier, e.value_hex, e.recipient AS owner, e.tx_id, e.block_height, t.microblock_sequence, e.tx_index, e.event_index
+      FROM events e JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash AND t.microblock_hash = e.microblock_hash
+      WHERE e.index_block_hash = '' AND e.event_type = 'non_fungible_token_asset' AND e.canonical AND e.microblock_canonical
+      ORDER BY e.asset_identifier, e.value_hex, e.block_height DESC, t.microblock_sequence DESC, e.tx_index DESC, e.event_index DESC
+    ), held AS (
+      SELECT c.asset_identifier, c.value_hex, c.tx_id, c.block_height, 2147483647 AS microblock_sequence, c.tx_index, c.event_index
+      FROM nft_custody c
+      WHERE c.owner = ${principal} ${assetFilter('c.asset_identifier')}
+        AND NOT EXISTS (SELECT 1 FROM mb WHERE mb.asset_identifier = c.asset_identifier AND mb.value_hex = c.value_hex)
+      UNION ALL
+      SELECT asset_identifier, value_hex, tx_id, block_height, microblock_sequence, tx_index, event_index
+      FROM mb WHERE owner = ${principal} ${assetFilter('asset_identifier')}
+    )
+    SELECT asset_identifier, value_hex, block_height::int AS block_height, tx_id, (count(*) OVER ())::int AS total
+    FROM held
+    ORDER BY block_height DESC, microblock_sequence DESC, tx_index DESC, event_index DESC
+    LIMIT ${page.limit} OFFSET ${page.offset}`;
+}
+
+export interface NftEventRow {
+  tx_id: string;
+  index_block_hash: string;
+  microblock_hash: string;
+  event_index: number;
+  asset_event_type: string;
+  sender: string | null;
+  recipient: string | null;
+  value_hex: string;
+  total: number;
+}
+
+/** The canonical events of one NFT up to `maxHeight`, newest first. */
+export async function nftHistory(sql: Sql, asset: string, valueHex: string, maxHeight: number, page: Page): Promise<NftEventRow[]> {
+  return sql<NftEventRow[]>`
+    SELECT e.tx_id, e.index_block_hash, e.microblock_hash, e.event_index, e.asset_event_type, e.sender, e.recipient,
+      e.value_hex, (count(*) OVER ())::int AS total
+    FROM events e JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash AND t.microblock_hash = e.microblock_hash
+    WHERE e.asset_identifier = ${asset} AND e.value_hex = ${valueHex} AND e.event_type = 'non_fungible_token_asset'
+      AND e.canonical AND e.microblock_canonical AND e.block_height <= ${maxHeight}
+    ORDER BY e.block_height DESC, t.microblock_sequence DESC, e.tx_index DESC, e.event_index DESC
+    LIMIT ${page.limit} OFFSET ${page.offset}`;
+}
+
+/** The canonical mint events of an asset class up to `maxHeight`, newest first. */
+export async function nftMints(sql: Sql, asset: string, maxHeight: number, page: Page): Promise<NftEventRow[]> {
+  return sql<NftEventRow[]>`
+    SELECT e.tx_id, e.index_block_hash, e.microblock_hash, e.event_index, e.asset_event_type, e.sender, e.recipient,
+      e.value_hex, (count(*) OVER ())::int AS total
+    FROM events e JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash AND t.microblock_hash = e.microblock_hash
+    WHERE e.asset_identifier = ${asset} AND e.event_type = 'non_fungible_token_asset' AND e.asset_event_type = 'mint'
+      AND e.canonical AND e.microblock_canonical AND e.block_height <= ${maxHeight}
+    ORDER BY e.block_height DESC, t.microblock_sequence DESC, e.tx_index DESC, e.event_index DESC
+    LIMIT ${page.limit} OFFSET ${page.offset}`;
+}
+
+/** The canonical txs with these ids (for `tx_metadata`), by id. */
+export async function canonicalTxs(sql: Sql, txIds: string[]): Promise<Map<string, TxDbRow>> {
+  if (!txIds.length) return new Map();
+  const rows = await sql<TxDbRow[]>`
+    SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x
+    WHERE x.tx_id = ANY(${[...new Set(txIds)]}) AND x.canonical AND x.microblock_canonical
+    ORDER BY x.block_height DESC`;
+  const out = new Map<string, TxDbRow>();
+  for (const r of rows) if (!out.has(r.tx_id)) out.set(r.tx_id, r);
+  return out;
+}
+
+export interface HolderPage {
+  total: number;
+  total_supply: string;
+  results: { address: string; balance: string }[];
+}
+
+/**
+ * Holders of a fungible token (`stx`: every principal with STX totals), richest first; ties by principal (the
+ * reference leaves them unordered).
+ */
+export async function ftHolders(sql: Sql, token: string, page: Page): Promise<HolderPage> {
+  if (token === 'stx') {
+    const [agg] = await sql<{ total: number; supply: string }[]>`
+      SELECT count(*)::int AS total, COALESCE(sum(received - sent - fees + rewards), 0)::text AS supply FROM stx_totals`;
+    const rows = await sql<{ address: string; balance: string }[]>`
+      SELECT principal AS address, (received - sent - fees + rewards)::text AS balance FROM stx_totals
+      ORDER BY (received - sent - fees + rewards) DESC, principal
+      LIMIT ${page.limit} OFFSET ${page.offset}`;
+    return holderPage(agg, rows);
+  }
+  const [agg] = await sql<{ total: number; supply: string }[]>`
+    SELECT count(*)::int AS total, COALESCE(sum(balance), 0)::text AS supply FROM ft_balances WHERE asset_identifier = ${token}`;
+  const rows = await sql<{ address: string; balance: string }[]>`
+    SELECT principal AS address, balance::text AS balance FROM ft_balances
+    WHERE asset_identifier = ${token}
+    ORDER BY ft_balances.balance DESC, principal
+    LIMIT ${page.limit} OFFSET ${page.offset}`;
+  return holderPage(agg, rows);
+}
+
+/** A page past the end reports no total and no supply, as the reference's windowed query does. */
+function holderPage(agg: { total: number; supply: string }, rows: { address: string; balance: string }[]): HolderPage {
+  return rows.length ? { total: agg.total, total_supply: agg.supply, results: rows } : { total: 0, total_supply: '0', results: [] };
+}
