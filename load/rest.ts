@@ -407,27 +407,29 @@ async function fullSet(base: string, dbUrl: string | undefined, txIds: string[],
  * `unique`: every request gets its own URL (an extra `_=<n>` parameter the API ignores), so none is served from the
  * answer cache: the row measures the real work (queries, serialisation) of the lookup.
  */
-function run(url: string, o: Options, duration: number, unique = false): Promise<autocannon.Result> {
+function run(url: string, o: Options, duration: number, unique = false, body?: string): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     const rate = o.rate > 0 ? { overallRate: o.rate } : {};
+    const post = body === undefined ? {} : { method: 'POST', body, headers: { 'content-type': 'application/json' } };
     let n = 0;
     const u = new URL(url);
     const basePath = u.pathname + u.search;
     const sep = u.search ? '&' : '?';
     const requests = unique ? { requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, path: `${basePath}${sep}_=${n++}` }) }] } : {};
-    autocannon({ url, connections: o.connections, duration, pipelining: o.pipelining, ...rate, ...requests } as autocannon.Options, (err, result) =>
+    autocannon({ url, connections: o.connections, duration, pipelining: o.pipelining, ...rate, ...requests, ...post } as autocannon.Options, (err, result) =>
       err ? reject(err) : resolve(result),
     );
   });
 }
 
-async function measure(name: string, base: string, p: string, cached: boolean, o: Options, unique = false): Promise<Row> {
+/** `body`: a POST with this JSON body (Rosetta) instead of a GET. */
+async function measure(name: string, base: string, p: string, cached: boolean, o: Options, unique = false, body?: string): Promise<Row> {
   const url = base + p;
-  const probe = await fetch(url);
+  const probe = await fetch(url, body === undefined ? {} : { method: 'POST', body, headers: { 'content-type': 'application/json' } });
   const text = await probe.text();
   if (probe.status !== 200) throw new Error(`${p}: ${probe.status} ${text.slice(0, 200)}`);
-  if (o.warmup > 0) await run(url, o, o.warmup, unique);
-  const r = await run(url, o, o.duration, unique);
+  if (o.warmup > 0) await run(url, o, o.warmup, unique, body);
+  const r = await run(url, o, o.duration, unique, body);
   return {
     name,
     path: p,
@@ -479,7 +481,11 @@ async function main() {
     const status = await (await fetch(o.url + '/extended')).text();
     if (o.ceiling) ceiling = await startCeiling(status);
 
-    const endpoints: { name: string; path: string; cached: boolean; unique?: boolean }[] = [
+    // Rosetta (POST): the tip block with its operations, and an account balance, for the network the service serves
+    const rosettaNet = ((await (await fetch(o.url + '/rosetta/v1/network/list', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as {
+      network_identifiers: { blockchain: string; network: string }[];
+    }).network_identifiers[0];
+    const endpoints: { name: string; path: string; cached: boolean; unique?: boolean; body?: string }[] = [
       { name: 'static uWS (ceiling)', path: '/ceiling', cached: false },
       { name: '/extended', path: '/extended', cached: true },
       { name: '/extended/v2/blocks/latest', path: '/extended/v2/blocks/latest', cached: true },
@@ -494,6 +500,13 @@ async function main() {
       { name: '/extended/v1/address/{p}/transactions', path: `/extended/v1/address/${address}/transactions`, cached: false },
       { name: '/extended/v1/address/{p}/nonces', path: `/extended/v1/address/${address}/nonces`, cached: false },
       { name: '/extended/v2/addresses/{p}/transactions', path: `/extended/v2/addresses/${address}/transactions`, cached: false },
+      { name: 'POST /rosetta/v1/block (tip)', path: '/rosetta/v1/block', cached: false, body: JSON.stringify({ network_identifier: rosettaNet, block_identifier: {} }) },
+      {
+        name: 'POST /rosetta/v1/account/balance',
+        path: '/rosetta/v1/account/balance',
+        cached: false,
+        body: JSON.stringify({ network_identifier: rosettaNet, account_identifier: { address } }),
+      },
     ];
     if (o.set === 'full') endpoints.push(...(await fullSet(o.url, self?.dbUrl ?? o.inputsDb, txIds, address)));
     if (!o.ceiling) endpoints.shift();
@@ -503,7 +516,7 @@ async function main() {
     for (const e of selected) {
       const base = e.path === '/ceiling' ? ceiling!.url : o.url;
       log(`… ${e.name}`);
-      const row = await measure(e.name, base, e.path, e.cached, o, e.unique);
+      const row = await measure(e.name, base, e.path, e.cached, o, e.unique, e.body);
       const ref = REFERENCE[refKey(e.name)];
       if (ref) {
         row.reference = ref;

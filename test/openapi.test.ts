@@ -169,7 +169,7 @@ describe('GET /extended/openapi.json', () => {
     expect(param('/extended/v1/contract/{contract_id}/events', 'unanchored').schema).toEqual({ default: false, type: 'boolean' });
   });
 
-  it('gives every answer a schema; errors are {statusCode, error, message}', () => {
+  it('gives every answer a schema; errors are {statusCode, error, message} (Rosetta: its error objects)', () => {
     const error = doc.components.schemas.Error;
     expect([...error.required].sort()).toEqual(['error', 'message', 'statusCode']);
     for (const [p, item] of Object.entries<Json>(doc.paths)) {
@@ -177,7 +177,12 @@ describe('GET /extended/openapi.json', () => {
         for (const [status, r] of Object.entries<Json>(op.responses)) {
           expect(r.description, `${p} ${status}`).toMatch(/\S/);
           // BNS (issue 17) keeps the reference's `{error}` bodies: BnsError is `{error}` or Error
-          const errorRef = /^\/(v1|v2\/prices)\//.test(p) ? '#/components/schemas/BnsError' : '#/components/schemas/Error';
+          // Rosetta (issue 18): its error objects `{code, message, retriable}` or Error
+          const errorRef = /^\/(v1|v2\/prices)\//.test(p)
+            ? '#/components/schemas/BnsError'
+            : p.startsWith('/rosetta/')
+              ? '#/components/schemas/RosettaErrorResponse'
+              : '#/components/schemas/Error';
           if (/^[45]/.test(status)) expect(r.content['application/json'].schema, `${p} ${status}`).toEqual({ $ref: errorRef });
           // a JSON answer is a named component (the plain-text supply figures are text/plain strings)
           if (status === '200' && p.startsWith('/extended/v') && !r.content['text/plain']) {
@@ -328,7 +333,7 @@ describe('documented parameters agree with the handlers', () => {
     let checked = 0;
     for (const [p, item] of Object.entries<Json>(doc.paths)) {
       const op = item.get;
-      if (!op) continue; // POST-only paths (fee_rate) take a body, no query parameters
+      if (!op) continue; // POST-only paths (fee_rate, Rosetta) take a body, no query parameters
       for (const param of (op.parameters ?? []) as Json[]) {
         if (param.in !== 'query') continue;
         const q = { ...baseQuery[p] };

@@ -63,7 +63,10 @@ export interface EndpointSpec<P extends AnyObject | undefined, Q extends AnyObje
   text?: { contentType: string; description: string };
   redirect?: { status: 301 | 302; description: string };
   errors?: ErrorStatus[];
-  /** the documented body of the error answers when it is not the common Error (BNS: `{error}` or Error) */
+  /**
+   * The documented body of the error answers when it is not the common Error (BNS: `{error}` or Error; Rosetta: its
+   * error objects or Error).
+   */
   errorResponse?: z.ZodType;
   /** default: 'etag' for GET, 'none' for POST */
   cache?: CachePolicy;
@@ -321,6 +324,6 @@ export async function runEndpoint(ep: Endpoint, req: HttpRequest, ctx: ApiContex
 export function registerEndpoints(router: Router, ctx: ApiContext, list: readonly Endpoint[]): void {
   for (const ep of list) {
     if (ep.servedBy) continue;
-    router.add(ep.method, ep.path, (req) => runEndpoint(ep, req, ctx), ep.bodyLimit ? { bodyLimit: ep.bodyLimit } : undefined);
+    router.add(ep.method === 'ANY' ? '*' : ep.method, ep.path, (req) => runEndpoint(ep, req, ctx), ep.bodyLimit ? { bodyLimit: ep.bodyLimit } : undefined);
   }
 }

@@ -23,6 +23,7 @@ import { burnBlockEndpoints } from './routes/extended/burn-blocks.js';
 import { nakamotoEndpoints } from './routes/extended/nakamoto.js';
 import { openApiEndpoints } from './routes/docs.js';
 import { bnsEndpoints } from './routes/bns/index.js';
+import { rosettaEndpoints } from './routes/rosetta/index.js';
 
 export function allEndpoints(): readonly Endpoint[] {
   return [
@@ -46,6 +47,7 @@ export function allEndpoints(): readonly Endpoint[] {
     ...poxEndpoints,
     ...poxCycleEndpoints,
     ...bnsEndpoints,
+    ...rosettaEndpoints,
     ...openApiEndpoints,
   ];
 }
@@ -63,6 +65,7 @@ export const TAGS = [
   { name: 'Accounts', description: 'Balances and transfers of an address or contract' },
   { name: 'Stacking', description: 'PoX events, pool delegations, cycles, signers and stackers' },
   { name: 'Stacking Rewards', description: 'PoX rewards paid on the burn chain and reward slot holders' },
+  { name: 'Rosetta', description: 'Rosetta (Mesh) 1.4 Data and Construction API under /rosetta/v1 (all POST)' },
   { name: 'Node RPC', description: 'The Stacks node RPC API, proxied to the node pool' },
   { name: 'Fungible Tokens', description: 'Holders of fungible tokens' },
   { name: 'Non-Fungible Tokens', description: 'NFT holdings, history and mints' },
@@ -70,12 +73,13 @@ export const TAGS = [
   { name: 'Names', description: 'BNS v1 names, namespaces, zonefiles, subdomains and prices' },
 ] as const;
 
-/** Router paths deliberately not in the document: the HTML docs page, its static files and the dashboard. */
+/** Router paths deliberately not in the document: the HTML docs page, its static files, the dashboard, Rosetta's route-not-found. */
 export const UNDOCUMENTED_ROUTES = [
   '/docs',
   '/docs/*',
   '/dashboard',
   '/dashboard/*',
+  '/rosetta/v1/*',
   // the legacy PoX events prefixes (routes/extended/pox.ts: any sub-path, answered as the reference does)
   ...Array.from({ length: 10 }, (_, n) => `/extended/v1/pox${n}_events/*`),
 ];

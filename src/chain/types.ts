@@ -125,6 +125,8 @@ export interface MinerRewardRow {
   tx_fees_streamed_confirmed: string;
   tx_fees_streamed_produced: string;
   canonical: boolean;
+  /** 0, 1, … among the rewards of one block that share recipient and rewarded block (sql/0060_miner_reward_index.sql) */
+  reward_index: number;
 }
 
 export interface BurnBlockRow {

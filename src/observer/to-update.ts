@@ -182,6 +182,12 @@ function eventsByTx(
   return txEventsFromNode(events as unknown as NodeEvent[], (id) => success.get(id) ?? false);
 }
 
+function nextRewardIndex(seen: Map<string, number>, key: string): number {
+  const n = seen.get(key) ?? 0;
+  seen.set(key, n + 1);
+  return n;
+}
+
 export function blockUpdate(msg: NewBlockMessage): ChainUpdate {
   const index_block_hash = normalizeHex(msg.index_block_hash);
   const block_time = msg.block_time ?? msg.burn_block_time;
@@ -205,10 +211,13 @@ export function blockUpdate(msg: NewBlockMessage): ChainUpdate {
 
   const microblocks = groupMicroblocks(txs);
 
+  const rewardSeen = new Map<string, number>();
   const minerRewards: MinerRewardRow[] = msg.matured_miner_rewards.map((r) => ({
     index_block_hash,
     // the node names the rewarded block by consensus hash + block hash; keep both in one key
     from_index_block_hash: `${normalizeHex(r.from_index_consensus_hash)}:${normalizeHex(r.from_stacks_block_hash)}`,
+    // a second reward for the same recipient from the same block (coinbase, then microblock fees) is its own row
+    reward_index: nextRewardIndex(rewardSeen, `${r.recipient}|${normalizeHex(r.from_index_consensus_hash)}:${normalizeHex(r.from_stacks_block_hash)}`),
     recipient: r.recipient,
     block_height: msg.block_height,
     coinbase_amount: r.coinbase_amount,

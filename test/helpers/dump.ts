@@ -20,7 +20,7 @@ export async function dumpDatabase(sql: Sql): Promise<Record<string, readonly un
       SELECT *, CASE WHEN microblock_hash = '' THEN block_time ELSE 0 END AS block_time
       FROM txs ORDER BY tx_id, index_block_hash, microblock_hash`,
     events: await sql`SELECT * FROM events ORDER BY tx_id, index_block_hash, microblock_hash, event_index`,
-    miner_rewards: await sql`SELECT * FROM miner_rewards ORDER BY index_block_hash, from_index_block_hash, recipient`,
+    miner_rewards: await sql`SELECT * FROM miner_rewards ORDER BY index_block_hash, from_index_block_hash, recipient, reward_index`,
     mempool_txs: await sql`
       SELECT tx_id, raw_tx, status, pruned, replaced_by_tx_id, receipt_block_height, seq
       FROM mempool_txs ORDER BY tx_id`,

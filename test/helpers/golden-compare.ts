@@ -338,6 +338,12 @@ function normalizeExt(path: string, body: unknown): unknown {
   if (path === '/extended/v2/blocks/average-times' && isObject(b)) {
     return Object.fromEntries(Object.entries(b).map(([k, v]) => [k, typeof v === 'number' ? '<number>' : v]));
   }
+  // Rosetta network/options: `node_version` is the Node.js runtime and `middleware_version` the serving software's
+  // own version (the reference: its Node v22 and its package.json), not chain data; only their presence counts
+  if (path === '/rosetta/v1/network/options' && isObject(b) && isObject(b.version)) {
+    const v = b.version;
+    return { ...b, version: { ...v, node_version: typeof v.node_version === 'string' ? '<string>' : v.node_version, middleware_version: typeof v.middleware_version === 'string' ? '<string>' : v.middleware_version } };
+  }
   // mempool arrival order is wall-clock (fixtures/README.md): the mempool is a set
   if (path === '/rosetta/v1/mempool' && isObject(b) && Array.isArray(b.transaction_identifiers)) {
     return { ...b, transaction_identifiers: [...b.transaction_identifiers].sort((x, y) => canonicalJson(x).localeCompare(canonicalJson(y))) };
