@@ -10,7 +10,7 @@ const B58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 
 const sha256d = (b: Buffer): Buffer => createHash('sha256').update(createHash('sha256').update(b).digest()).digest();
 
-function base58Decode(s: string): Buffer | null {
+export function base58Decode(s: string): Buffer | null {
   let n = 0n;
   for (const c of s) {
     const i = B58.indexOf(c);
@@ -80,7 +80,7 @@ function convertBits(data: number[], from: number, to: number, pad: boolean): nu
   return out;
 }
 
-function segwitDecode(addr: string): { hrp: string; version: number; program: Buffer } | null {
+export function segwitDecode(addr: string): { hrp: string; version: number; program: Buffer } | null {
   if (addr !== addr.toLowerCase() && addr !== addr.toUpperCase()) return null;
   const s = addr.toLowerCase();
   const pos = s.lastIndexOf('1');

@@ -8,6 +8,7 @@
  */
 import { codec } from './native.js';
 import { normalizeHex } from './clarity.js';
+import { base58Decode, segwitDecode } from './btc-address.js';
 
 export const BOOT_ADDRESS = { mainnet: 'SP000000000000000000002Q6VF78', testnet: 'ST000000000000000000002AMW42H' } as const;
 export type Network = keyof typeof BOOT_ADDRESS;
@@ -265,73 +266,15 @@ export function stacksAddressPoxTuple(address: string): string {
 // ---------------------------------------------------------------------------------------------------------------
 // Bitcoin addresses → PoX address tuple (base58check p2pkh/p2sh, bech32 p2wpkh/p2wsh, bech32m p2tr)
 
-const B58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-
-function base58Decode(s: string): Buffer | null {
-  let n = 0n;
-  for (const c of s) {
-    const i = B58.indexOf(c);
-    if (i < 0) return null;
-    n = n * 58n + BigInt(i);
-  }
-  let hex = n === 0n ? '' : n.toString(16);
-  if (hex.length % 2) hex = '0' + hex;
-  let zeros = 0;
-  while (zeros < s.length && s[zeros] === '1') zeros++;
-  return Buffer.concat([Buffer.alloc(zeros), Buffer.from(hex, 'hex')]);
-}
-
-const BECH32 = 'qpzry9x8gf2tvdw0s3jn54khce6mua7l';
-
-function bech32Polymod(values: number[]): number {
-  const G = [0x3b6a57b2, 0x26508e6d, 0x1ea119fa, 0x3d4233dd, 0x2a1462b3];
-  let chk = 1;
-  for (const v of values) {
-    const b = chk >>> 25;
-    chk = ((chk & 0x1ffffff) << 5) ^ v;
-    for (let i = 0; i < 5; i++) if ((b >>> i) & 1) chk ^= G[i];
-  }
-  return chk >>> 0;
-}
-
-function segwitDecode(addr: string): { witnessVersion: number; program: Buffer } | null {
-  const s = addr.toLowerCase();
-  const pos = s.lastIndexOf('1');
-  if (pos < 1 || pos + 7 > s.length) return null;
-  const hrp = s.slice(0, pos);
-  const data: number[] = [];
-  for (const c of s.slice(pos + 1)) {
-    const i = BECH32.indexOf(c);
-    if (i < 0) return null;
-    data.push(i);
-  }
-  const expand = [...[...hrp].map((c) => c.charCodeAt(0) >> 5), 0, ...[...hrp].map((c) => c.charCodeAt(0) & 31)];
-  const check = bech32Polymod([...expand, ...data]);
-  const witnessVersion = data[0];
-  const wanted = witnessVersion === 0 ? 1 : 0x2bc830a3;
-  if (check !== wanted) return null;
-  // 5-bit groups → bytes
-  let acc = 0;
-  let bits = 0;
-  const out: number[] = [];
-  for (const v of data.slice(1, -6)) {
-    acc = (acc << 5) | v;
-    bits += 5;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push((acc >> bits) & 0xff);
-    }
-  }
-  return { witnessVersion, program: Buffer.from(out) };
-}
+// (base58check and bech32/bech32m decoding: src/chain/btc-address.ts)
 
 /** PoX address tuple (0x-hex Clarity value) of a BTC address string, or null when it cannot be decoded. */
 export function btcAddressPoxTuple(address: string): string | null {
   const seg = /^(bc|tb|bcrt)1/i.test(address) ? segwitDecode(address) : null;
   if (seg) {
-    if (seg.witnessVersion === 0 && seg.program.length === 20) return poxAddrTuple(4, seg.program.toString('hex'));
-    if (seg.witnessVersion === 0 && seg.program.length === 32) return poxAddrTuple(5, seg.program.toString('hex'));
-    if (seg.witnessVersion === 1 && seg.program.length === 32) return poxAddrTuple(6, seg.program.toString('hex'));
+    if (seg.version === 0 && seg.program.length === 20) return poxAddrTuple(4, seg.program.toString('hex'));
+    if (seg.version === 0 && seg.program.length === 32) return poxAddrTuple(5, seg.program.toString('hex'));
+    if (seg.version === 1 && seg.program.length === 32) return poxAddrTuple(6, seg.program.toString('hex'));
     return null;
   }
   const raw = base58Decode(address);

@@ -112,7 +112,7 @@ export class PayloadMemo {
   }
 }
 
-function digest(args: unknown[]): string {
+export function digest(args: unknown[]): string {
   return createHash('sha1').update(JSON.stringify(args)).digest('base64');
 }
 
@@ -121,7 +121,7 @@ function digest(args: unknown[]): string {
  * room's messages are stored (`stored`); otherwise push_messages may hold an older state of a room nobody followed for a
  * while, and a room that is not remembered counts as changed.
  */
-async function lastPayloads(sql: Sql, roomNames: string[], memo: PayloadMemo | undefined, stored: boolean): Promise<Map<string, string>> {
+export async function lastPayloads(sql: Sql, roomNames: string[], memo: PayloadMemo | undefined, stored: boolean): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const missing: string[] = [];
   for (const r of roomNames) {

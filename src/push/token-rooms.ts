@@ -12,20 +12,15 @@
  *
  * JSON-RPC: `address_ft_balance_update` / `address_nft_event` with `params.address` (src/push/jsonrpc.ts).
  */
-import { createHash } from 'node:crypto';
 import type { Sql } from '../store/connect.js';
 import { ftTotalsAt } from '../store/balances.js';
 import { ftBalancesJson } from '../api/serialize-tokens.js';
-import { nftEventJson, type CommittedChange, type PayloadMemo, type PushMessage } from './messages.js';
+import { digest, lastPayloads, nftEventJson, type CommittedChange, type PayloadMemo, type PushMessage } from './messages.js';
 import { ALL_ROOMS, type RoomFilter } from './interest.js';
 import { rooms } from './topics.js';
 import * as changes from '../store/changes.js';
 import type { TokenEventRow } from '../store/changes.js';
 
-/** Same digest as messages.ts (PayloadMemo holds these). */
-function digest(args: unknown[]): string {
-  return createHash('sha1').update(JSON.stringify(args)).digest('base64');
-}
 
 /** The messages of the token rooms for one committed change (empty when nobody follows such a room). */
 export async function buildTokenMessages(
@@ -97,21 +92,5 @@ export async function buildTokenMessages(
       }
     }
   }
-  return out;
-}
-
-/** Digest of each room's last payload: remembered, else (when every room is stored) the last one in push_messages. */
-async function lastPayloads(log: Sql, roomNames: string[], memo: PayloadMemo | undefined, stored: boolean): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  const missing: string[] = [];
-  for (const r of roomNames) {
-    const d = memo?.get(r);
-    if (d !== undefined) out.set(r, d);
-    else missing.push(r);
-  }
-  if (!missing.length || !stored) return out;
-  const rows = await log<{ room: string; args: unknown[] }[]>`
-    SELECT DISTINCT ON (room) room, args FROM push_messages WHERE room = ANY(${missing}) ORDER BY room, seq DESC`;
-  for (const r of rows) out.set(r.room, digest(r.args));
   return out;
 }
