@@ -500,6 +500,12 @@ async function main() {
       { name: '/extended/v1/address/{p}/transactions', path: `/extended/v1/address/${address}/transactions`, cached: false },
       { name: '/extended/v1/address/{p}/nonces', path: `/extended/v1/address/${address}/nonces`, cached: false },
       { name: '/extended/v2/addresses/{p}/transactions', path: `/extended/v2/addresses/${address}/transactions`, cached: false },
+      // the rest of the endpoints REFERENCE-PERF-R2 measured the reference on
+      { name: '/extended/v1/address/{p}/balances', path: `/extended/v1/address/${address}/balances`, cached: false },
+      { name: '/extended/v1/tx?limit=50', path: '/extended/v1/tx?limit=50', cached: false },
+      { name: '/extended/v2/burn-blocks', path: '/extended/v2/burn-blocks', cached: false },
+      { name: '/extended/v2/pox/cycles', path: '/extended/v2/pox/cycles', cached: false },
+      { name: '/extended/v1/stx_supply', path: '/extended/v1/stx_supply', cached: false },
       { name: 'POST /rosetta/v1/block (tip)', path: '/rosetta/v1/block', cached: false, body: JSON.stringify({ network_identifier: rosettaNet, block_identifier: {} }) },
       {
         name: 'POST /rosetta/v1/account/balance',
