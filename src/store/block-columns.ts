@@ -19,6 +19,8 @@ export const BLOCK_COLUMNS = [
   'parent_microblock_sequence',
   'miner_txid',
   'tenure_height',
+  // a Nakamoto block's mark: with no tenure height in the payload, its tenure_height is -1 (serialize-blocks.ts)
+  'signer_bitvec',
   'tx_count',
   'execution_cost_read_count',
   'execution_cost_read_length',

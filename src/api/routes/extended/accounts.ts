@@ -43,6 +43,11 @@ const UntilBlock = z
       ctx.addIssue({ code: 'custom', message: 'Unexpected integer value for block height path parameter' });
       return z.NEVER;
     }
+    // heights are bigints in SQL: past 2^53 no block exists, and the comparison would overflow (a 500)
+    if (!Number.isSafeInteger(n)) {
+      ctx.addIssue({ code: 'custom', message: '{label} must be a block height <= 9007199254740991' });
+      return z.NEVER;
+    }
     return n;
   })
   .optional()
