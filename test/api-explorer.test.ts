@@ -5,7 +5,7 @@
  * orders and paging against the canonical rows; a reorg changes the recent list.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
 import { startTestService, type TestService } from './helpers/service.js';
 import { ObserverPipeline } from '../src/observer/pipeline.js';
@@ -62,12 +62,7 @@ describe('maintained explorer figures', () => {
   });
 
   async function reset() {
-    const tables = await db.sql<{ t: string }[]>`
-      SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public'
-        AND tablename NOT IN ('schema_migrations', 'cache_version', 'api_keys', 'derived_appliers')`;
-    await db.sql.unsafe(`TRUNCATE ${tables.map((r) => `"${r.t}"`).join(', ')}`);
-    await db.sql`INSERT INTO tx_list_total (id, n) VALUES (true, 0)`;
-    await db.sql`INSERT INTO microblock_stream_count (id, n) VALUES (true, 0)`;
+    await emptyChainTables(db.sql);
   }
 
   /** Drops the maintained rows and runs the migrations again: their backfills rebuild them from what is stored. */

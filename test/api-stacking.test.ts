@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
 import { replay, startTestService, type TestService } from './helpers/service.js';
 import { poxPrint } from './helpers/pox-print.js';
@@ -156,9 +156,7 @@ describe('derived stacking tables: reorgs and backfill', () => {
   afterAll(async () => db?.drop());
 
   async function reset() {
-    const tables = await db.sql<{ t: string }[]>`
-      SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' AND tablename NOT IN ('schema_migrations', 'cache_version', 'api_keys', 'derived_appliers')`;
-    await db.sql.unsafe(`TRUNCATE ${tables.map((r) => `"${r.t}"`).join(', ')}`);
+    await emptyChainTables(db.sql);
   }
 
   for (const name of fixtureNames()) {

@@ -5,7 +5,7 @@
  * databases are compared table by table (push_outbox included: both record the same results for the push publisher).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
 import { dumpDatabase } from './helpers/dump.js';
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
 import { ObserverPipeline } from '../src/observer/pipeline.js';
@@ -17,9 +17,7 @@ import type { Sql } from '../src/store/connect.js';
 const log = createLogger('silent');
 
 async function reset(sql: Sql) {
-  const tables = await sql<{ t: string }[]>`
-    SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' AND tablename NOT IN ('schema_migrations', 'cache_version', 'api_keys')`;
-  await sql.unsafe(`TRUNCATE ${tables.map((r) => `"${r.t}"`).join(', ')}`);
+  await emptyChainTables(sql);
 }
 
 async function everything(sql: Sql) {

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
 import { ObserverPipeline } from '../src/observer/pipeline.js';
 import { createLogger } from '../src/logger.js';
@@ -88,10 +88,7 @@ describe('principal_txs', () => {
   });
 
   async function reset() {
-    const tables = await db.sql<{ t: string }[]>`
-      SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public'
-        AND tablename NOT IN ('schema_migrations', 'cache_version', 'api_keys', 'derived_appliers')`;
-    await db.sql.unsafe(`TRUNCATE ${tables.map((r) => `"${r.t}"`).join(', ')}`);
+    await emptyChainTables(db.sql);
   }
 
   async function expectConsistent(label: string) {

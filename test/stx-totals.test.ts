@@ -5,7 +5,7 @@
  * a database that fills from empty.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
 import { ObserverPipeline } from '../src/observer/pipeline.js';
 import { createLogger } from '../src/logger.js';
@@ -58,9 +58,7 @@ describe('stx_totals', () => {
   });
 
   async function reset() {
-    const tables = await db.sql<{ t: string }[]>`
-      SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' AND tablename NOT IN ('schema_migrations', 'cache_version', 'api_keys')`;
-    await db.sql.unsafe(`TRUNCATE ${tables.map((r) => `"${r.t}"`).join(', ')}`);
+    await emptyChainTables(db.sql);
   }
 
   for (const name of fixtureNames()) {

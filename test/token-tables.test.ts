@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
 import { ObserverPipeline } from '../src/observer/pipeline.js';
 import { createLogger } from '../src/logger.js';
@@ -77,10 +77,7 @@ describe('token tables (ft_balances, nft_totals, nft_custody)', () => {
   });
 
   async function reset() {
-    const tables = await db.sql<{ t: string }[]>`
-      SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public'
-        AND tablename NOT IN ('schema_migrations', 'cache_version', 'api_keys', 'derived_appliers')`;
-    await db.sql.unsafe(`TRUNCATE ${tables.map((r) => `"${r.t}"`).join(', ')}`);
+    await emptyChainTables(db.sql);
   }
 
   /** The tables as the migration's backfill builds them from what is stored. */
