@@ -12,7 +12,8 @@
  */
 import type { z } from 'zod';
 import { json, type HttpResponse } from '../http/response.js';
-import { raw, type RawReply } from './endpoint.js';
+import { endpoint, raw, type Endpoint, type EndpointSpec, type RawReply } from './endpoint.js';
+import { RosettaErrorResponse } from './schemas/rosetta.js';
 import { PRINCIPAL_PATTERN } from './schemas/common.js';
 import type { ApiContext } from './context.js';
 import { recordedNetwork } from '../chain/network.js';
@@ -184,6 +185,22 @@ export function rosettaInvalid(firstRequired: string | undefined) {
     }
     return json(400, schemaError(ajvStyleMessage(issues)));
   };
+}
+
+/**
+ * A Rosetta endpoint: POST with a JSON body, tagged Rosetta, errors as Rosetta error objects (schema failures worded as
+ * the reference's validator words them, `network_identifier` the first required member unless `invalid` says otherwise).
+ */
+export function rosettaEndpoint<B extends z.ZodType>(
+  spec: Omit<EndpointSpec<undefined, undefined, B>, 'method' | 'tags' | 'errorResponse'>,
+): Endpoint {
+  return endpoint<undefined, undefined, B>({
+    method: 'POST',
+    tags: ['Rosetta'],
+    errorResponse: RosettaErrorResponse,
+    invalid: rosettaInvalid('network_identifier'),
+    ...spec,
+  });
 }
 
 // ---- request checks ----------------------------------------------------------------------------------------------

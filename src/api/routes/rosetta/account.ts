@@ -1,17 +1,13 @@
 /** POST /rosetta/v1/account/balance. */
-import { RosettaErrorResponse } from '../../schemas/rosetta.js';
-import { endpoint } from '../../endpoint.js';
 import * as store from '../../../store/rosetta.js';
 import { stxBalance } from '../../views.js';
 import { AccountBalanceRequest, AccountBalanceResponse } from '../../schemas/rosetta.js';
-import { RosettaErrors, checkAccount, checkNetwork, fail, hashParam, rosettaGuard, rosettaInvalid } from '../../rosetta.js';
+import { RosettaErrors, checkAccount, checkNetwork, fail, hashParam, rosettaGuard, rosettaEndpoint } from '../../rosetta.js';
 import { STX_CURRENCY } from '../../../chain/rosetta-ops.js';
 
-const TAGS = ['Rosetta'];
 
 export const rosettaAccountEndpoints = [
-  endpoint({
-    method: 'POST',
+  rosettaEndpoint({
     path: '/rosetta/v1/account/balance',
     operationId: 'rosetta_account_balance',
     summary: 'STX balance and nonce of an account at a block',
@@ -19,12 +15,9 @@ export const rosettaAccountEndpoints = [
       'At the chain tip, or at the block an identifier names (`index` above 0 wins over `hash`, as in the reference). The balance is the ' +
       'spendable one (balance minus locked); sub-account `StackedBalance` gives the locked STX, `SpendableBalance` the spendable STX, ' +
       '`VestingLockedBalance` / `VestingUnlockedBalance` 0 (no genesis vesting schedules are imported). `sequence_number` is the next nonce as of that block.',
-    tags: TAGS,
     body: AccountBalanceRequest,
     response: AccountBalanceResponse,
     errors: [400],
-    errorResponse: RosettaErrorResponse,
-    invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
         await checkNetwork(ctx, body.network_identifier);

@@ -1,13 +1,10 @@
 /** POST /rosetta/v1/block and /rosetta/v1/block/transaction. */
-import { RosettaErrorResponse } from '../../schemas/rosetta.js';
-import { endpoint } from '../../endpoint.js';
 import * as store from '../../../store/rosetta.js';
 import { BlockRequest, BlockTransactionRequest, BlockResponse, Transaction } from '../../schemas/rosetta.js';
-import { RosettaErrors, checkNetwork, fail, hashParam, isHex, rosettaGuard, rosettaInvalid } from '../../rosetta.js';
+import { RosettaErrors, checkNetwork, fail, hashParam, isHex, rosettaGuard, rosettaEndpoint } from '../../rosetta.js';
 import type { Sql } from '../../../store/connect.js';
 import { minedTransactionJson, rosettaBlockJson } from './shared.js';
 
-const TAGS = ['Rosetta'];
 
 /**
  * The block a partial identifier names: by `hash` (the block hash, not the index block hash; `0x` optional) when it
@@ -22,19 +19,15 @@ export async function blockOf(sql: Sql, id: Record<string, unknown>): Promise<st
 }
 
 export const rosettaBlockEndpoints = [
-  endpoint({
-    method: 'POST',
+  rosettaEndpoint({
     path: '/rosetta/v1/block',
     operationId: 'rosetta_block',
     summary: 'A block and its transactions as operations',
     description:
       'By block hash (not the index block hash) or height; no identifier, or index 0 or below, is the chain tip. An unknown block is a 404 with code 605 (the reference answers 500).',
-    tags: TAGS,
     body: BlockRequest,
     response: BlockResponse,
     errors: [400, 404],
-    errorResponse: RosettaErrorResponse,
-    invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
         const network = await checkNetwork(ctx, body.network_identifier);
@@ -44,18 +37,14 @@ export const rosettaBlockEndpoints = [
         return { block };
       }),
   }),
-  endpoint({
-    method: 'POST',
+  rosettaEndpoint({
     path: '/rosetta/v1/block/transaction',
     operationId: 'rosetta_block_transaction',
     summary: 'A mined transaction as operations',
     description: 'Found by its id (the block identifier is not consulted, as in the reference). Unknown → 404 with code 607.',
-    tags: TAGS,
     body: BlockTransactionRequest,
     response: Transaction,
     errors: [400, 404],
-    errorResponse: RosettaErrorResponse,
-    invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
         const network = await checkNetwork(ctx, body.network_identifier);

@@ -6,7 +6,6 @@
  * and cycle come from the node's /v2/pox; pox-4 needs the signer key, and the signer signature when the caller has one),
  * delegate_stx.
  */
-import { RosettaErrorResponse } from '../../schemas/rosetta.js';
 import { z } from 'zod';
 import {
   deserializeTransaction,
@@ -30,11 +29,11 @@ import {
   type StacksTransactionWire,
 } from '@stacks/transactions';
 import { randomBytes } from 'node:crypto';
-import { endpoint, raw } from '../../endpoint.js';
+import { raw } from '../../endpoint.js';
 import { json, httpError } from '../../../http/response.js';
 import { component } from '../../schemas/common.js';
 import { NetworkIdentifier } from '../../schemas/rosetta.js';
-import { RosettaErrors, checkNetwork, fail, rosettaGuard, rosettaInvalid, type RosettaNetwork } from '../../rosetta.js';
+import { RosettaErrors, checkNetwork, fail, rosettaGuard, rosettaInvalid, type RosettaNetwork, rosettaEndpoint } from '../../rosetta.js';
 import { decodeTx } from '../../../chain/tx.js';
 import { codec } from '../../../chain/native.js';
 import { btcAddressPoxTuple } from '../../../chain/pox.js';
@@ -43,7 +42,6 @@ import { nodeCall, NoNodeError } from '../../../proxy/rpc.js';
 import * as store from '../../../store/rosetta.js';
 import type { ApiContext } from '../../context.js';
 
-const TAGS = ['Rosetta'];
 const Obj = z.record(z.string(), z.unknown());
 const PublicKey = z.strictObject({ hex_bytes: z.string(), curve_type: z.enum(['secp256k1', 'edwards25519']) });
 const OperationIn = z.looseObject({ operation_identifier: z.looseObject({ index: z.number().int() }), type: z.string() });
@@ -274,16 +272,13 @@ function signersOf(tx: StacksTransactionWire, network: RosettaNetwork): { addres
 }
 
 export const rosettaConstructionEndpoints = [
-  endpoint({
-    method: 'POST',
+  rosettaEndpoint({
     path: '/rosetta/v1/construction/derive',
     operationId: 'rosetta_construction_derive',
     summary: 'The account of a public key',
-    tags: TAGS,
     body: DeriveRequest,
     response: DeriveResponse,
     errors: [400],
-    errorResponse: RosettaErrorResponse,
     invalid: (message, issues) =>
       issues.some((i) => i.code === 'invalid_value') ? json(400, { ...RosettaErrors.invalidCurveType }) : rosettaInvalid('network_identifier')(message, issues),
     handler: ({ body }, ctx) =>
@@ -300,18 +295,14 @@ export const rosettaConstructionEndpoints = [
         return { account_identifier: { address } };
       }),
   }),
-  endpoint({
-    method: 'POST',
+  rosettaEndpoint({
     path: '/rosetta/v1/construction/preprocess',
     operationId: 'rosetta_construction_preprocess',
     summary: 'The options for /construction/metadata from an operation set',
     description: 'A stack_stx operation needs the node (its PoX contract, /v2/pox): without one, 503.',
-    tags: TAGS,
     body: PreprocessRequest,
     response: PreprocessResponse,
     errors: [400, 503],
-    errorResponse: RosettaErrorResponse,
-    invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       guardNode(async () => {
         const network = await checkNetwork(ctx, body.network_identifier);
@@ -365,18 +356,14 @@ export const rosettaConstructionEndpoints = [
         return { options: o, required_public_keys: [{ address: String(o.sender_address) }] };
       }),
   }),
-  endpoint({
-    method: 'POST',
+  rosettaEndpoint({
     path: '/rosetta/v1/construction/metadata',
     operationId: 'rosetta_construction_metadata',
     summary: 'Nonce, recent block and suggested fee for the options',
     description: "Needs the node: the sender's nonce (/v2/accounts) and the fee estimate (/v2/fees/transaction). Without one, 503.",
-    tags: TAGS,
     body: MetadataRequest,
     response: MetadataResponse,
     errors: [400, 503],
-    errorResponse: RosettaErrorResponse,
-    invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       guardNode(async () => {
         const network = await checkNetwork(ctx, body.network_identifier);
@@ -433,17 +420,13 @@ export const rosettaConstructionEndpoints = [
         };
       }),
   }),
-  endpoint({
-    method: 'POST',
+  rosettaEndpoint({
     path: '/rosetta/v1/construction/payloads',
     operationId: 'rosetta_construction_payloads',
     summary: 'The unsigned transaction and what to sign',
-    tags: TAGS,
     body: PayloadsRequest,
     response: PayloadsResponse,
     errors: [400],
-    errorResponse: RosettaErrorResponse,
-    invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
         const network = await checkNetwork(ctx, body.network_identifier);
@@ -513,17 +496,13 @@ export const rosettaConstructionEndpoints = [
         };
       }),
   }),
-  endpoint({
-    method: 'POST',
+  rosettaEndpoint({
     path: '/rosetta/v1/construction/combine',
     operationId: 'rosetta_construction_combine',
     summary: 'The signed transaction from the unsigned one and its signature',
-    tags: TAGS,
     body: CombineRequest,
     response: CombineResponse,
     errors: [400],
-    errorResponse: RosettaErrorResponse,
-    invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
         await checkNetwork(ctx, body.network_identifier);
@@ -551,17 +530,13 @@ export const rosettaConstructionEndpoints = [
         return { signed_transaction: '0x' + tx.serialize() };
       }),
   }),
-  endpoint({
-    method: 'POST',
+  rosettaEndpoint({
     path: '/rosetta/v1/construction/parse',
     operationId: 'rosetta_construction_parse',
     summary: 'The operations of a transaction (signed or not)',
-    tags: TAGS,
     body: ParseRequest,
     response: ParseResponse,
     errors: [400],
-    errorResponse: RosettaErrorResponse,
-    invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
         const network = await checkNetwork(ctx, body.network_identifier);
@@ -603,17 +578,13 @@ export const rosettaConstructionEndpoints = [
         return out;
       }),
   }),
-  endpoint({
-    method: 'POST',
+  rosettaEndpoint({
     path: '/rosetta/v1/construction/hash',
     operationId: 'rosetta_construction_hash',
     summary: 'The id of a signed transaction',
-    tags: TAGS,
     body: SignedTxRequest,
     response: HashResponse,
     errors: [400],
-    errorResponse: RosettaErrorResponse,
-    invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
         await checkNetwork(ctx, body.network_identifier);
@@ -622,18 +593,14 @@ export const rosettaConstructionEndpoints = [
         return { transaction_identifier: { hash: '0x' + tx.txid() } };
       }),
   }),
-  endpoint({
-    method: 'POST',
+  rosettaEndpoint({
     path: '/rosetta/v1/construction/submit',
     operationId: 'rosetta_construction_submit',
     summary: 'Broadcast a signed transaction (through the node pool)',
     description: "The node's refusal, or no node answering, is a 400 with code 628 and the reason in `details` (as in the reference).",
-    tags: TAGS,
     body: SignedTxRequest,
     response: HashResponse,
     errors: [400],
-    errorResponse: RosettaErrorResponse,
-    invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
         await checkNetwork(ctx, body.network_identifier);

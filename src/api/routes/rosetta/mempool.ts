@@ -1,26 +1,19 @@
 /** POST /rosetta/v1/mempool and /rosetta/v1/mempool/transaction. */
-import { RosettaErrorResponse } from '../../schemas/rosetta.js';
-import { endpoint } from '../../endpoint.js';
 import * as store from '../../../store/rosetta.js';
 import { MempoolRequest, MempoolTransactionRequest, MempoolResponse, MempoolTransactionResponse } from '../../schemas/rosetta.js';
-import { RosettaErrors, checkNetwork, fail, hashParam, isHex, rosettaGuard, rosettaInvalid } from '../../rosetta.js';
+import { RosettaErrors, checkNetwork, fail, hashParam, isHex, rosettaGuard, rosettaEndpoint } from '../../rosetta.js';
 import { rosettaTransaction } from '../../../chain/rosetta-ops.js';
 import { opsTx } from './shared.js';
 
-const TAGS = ['Rosetta'];
 
 export const rosettaMempoolEndpoints = [
-  endpoint({
-    method: 'POST',
+  rosettaEndpoint({
     path: '/rosetta/v1/mempool',
     operationId: 'rosetta_mempool',
     summary: 'Pending transaction ids',
-    tags: TAGS,
     body: MempoolRequest,
     response: MempoolResponse,
     errors: [400],
-    errorResponse: RosettaErrorResponse,
-    invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
         await checkNetwork(ctx, body.network_identifier);
@@ -28,18 +21,14 @@ export const rosettaMempoolEndpoints = [
         return { transaction_identifiers: ids.map((hash) => ({ hash })) };
       }),
   }),
-  endpoint({
-    method: 'POST',
+  rosettaEndpoint({
     path: '/rosetta/v1/mempool/transaction',
     operationId: 'rosetta_mempool_transaction',
     summary: 'A pending transaction as operations',
     description: 'Operation statuses are empty (not executed yet). Unknown → 400 with code 607.',
-    tags: TAGS,
     body: MempoolTransactionRequest,
     response: MempoolTransactionResponse,
     errors: [400],
-    errorResponse: RosettaErrorResponse,
-    invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
         const network = await checkNetwork(ctx, body.network_identifier);

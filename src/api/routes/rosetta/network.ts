@@ -1,31 +1,26 @@
 /** POST /rosetta/v1/network/{list,options,status}. */
-import { RosettaErrorResponse } from '../../schemas/rosetta.js';
-import { endpoint, raw } from '../../endpoint.js';
+import { raw } from '../../endpoint.js';
 import { httpError } from '../../../http/response.js';
 import * as store from '../../../store/rosetta.js';
 import { nodeCall, NoNodeError } from '../../../proxy/rpc.js';
 import { NetworkListRequest, NetworkRequest, NetworkListResponse, NetworkOptionsResponse, NetworkStatusResponse } from '../../schemas/rosetta.js';
-import { OPERATION_STATUSES, OPERATION_TYPES, ROSETTA_VERSION, RosettaErrors, checkNetwork, fail, rosettaGuard, rosettaInvalid, serviceNetwork } from '../../rosetta.js';
+import { OPERATION_STATUSES, OPERATION_TYPES, ROSETTA_VERSION, RosettaErrors, checkNetwork, fail, rosettaGuard, rosettaInvalid, serviceNetwork, rosettaEndpoint } from '../../rosetta.js';
 import { rosettaBlockJson } from './shared.js';
 
-const TAGS = ['Rosetta'];
 
 interface Neighbor {
   public_key_hash?: string;
 }
 
 export const rosettaNetworkEndpoints = [
-  endpoint({
-    method: 'POST',
+  rosettaEndpoint({
     path: '/rosetta/v1/network/list',
     operationId: 'rosetta_network_list',
     summary: 'Networks served',
     description: 'The one network of this service (from STACKS_CHAIN_ID, else the network of the stored chain; both while unknown).',
-    tags: TAGS,
     body: NetworkListRequest,
     response: NetworkListResponse,
     errors: [400],
-    errorResponse: RosettaErrorResponse,
     invalid: rosettaInvalid(undefined),
     handler: async (_input, ctx) => {
       const net = await serviceNetwork(ctx);
@@ -33,19 +28,15 @@ export const rosettaNetworkEndpoints = [
       return { network_identifiers: nets.map((network) => ({ blockchain: 'stacks', network })) };
     },
   }),
-  endpoint({
-    method: 'POST',
+  rosettaEndpoint({
     path: '/rosetta/v1/network/options',
     operationId: 'rosetta_network_options',
     summary: 'Versions, operation types and statuses, errors',
     description:
       '`node_version` is the Node.js version running this service and `middleware_version` its own version (the reference reports its own runtime and package the same way).',
-    tags: TAGS,
     body: NetworkRequest,
     response: NetworkOptionsResponse,
     errors: [400],
-    errorResponse: RosettaErrorResponse,
-    invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
         await checkNetwork(ctx, body.network_identifier);
@@ -60,18 +51,14 @@ export const rosettaNetworkEndpoints = [
         };
       }),
   }),
-  endpoint({
-    method: 'POST',
+  rosettaEndpoint({
     path: '/rosetta/v1/network/status',
     operationId: 'rosetta_network_status',
     summary: 'Chain tip, genesis block, peers and sync status',
     description: "Needs a Stacks node (the node pool): its /v2/info gives the sync target and /v2/neighbors the peers; without one, 503.",
-    tags: TAGS,
     body: NetworkRequest,
     response: NetworkStatusResponse,
     errors: [400, 503],
-    errorResponse: RosettaErrorResponse,
-    invalid: rosettaInvalid('network_identifier'),
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
         const network = await checkNetwork(ctx, body.network_identifier);
