@@ -1,5 +1,6 @@
-// BNS-V2 reads (sql/0052_bns_v2.sql): a name's latest canonical operation (gone once burned), its owner the latest
-// canonical NFT event of its id (marketplace sales and SIP-09 transfers included), else the operation's print.
+// BNS-V2 reads (sql/0052_bns_v2.sql): a name's latest canonical operation (gone once burned), its owner the holder of
+// its NFT (nft_custody: the latest canonical NFT event of its id, marketplace sales and SIP-09 transfers included),
+// else the operation's print.
 import type { Sql } from './connect.js';
 
 export interface BnsV2NameRow {
@@ -20,11 +21,9 @@ function currentOf(sql: Sql, latest: ReturnType<Sql>) {
     SELECT l.name, l.namespace_id, l.contract_id, l.nft_id::text AS nft_id, l.op, l.registered_at::integer AS registered_at,
       l.renewal_height::integer AS renewal_height, l.tx_id, l.block_height::integer AS block_height,
       COALESCE((
-        SELECT e.recipient FROM events e
-        WHERE e.asset_identifier = l.contract_id || '::BNS-V2'
-          AND e.value_hex = '0x01' || lpad(to_hex(l.nft_id::bigint), 32, '0')
-          AND e.canonical AND e.microblock_canonical AND e.index_block_hash <> ''
-        ORDER BY e.block_height DESC, e.tx_index DESC, e.event_index DESC LIMIT 1), l.owner) AS owner
+        SELECT c.owner FROM nft_custody c
+        WHERE c.asset_identifier = l.contract_id || '::BNS-V2'
+          AND c.value_hex = '0x01' || lpad(to_hex(l.nft_id::bigint), 32, '0')), l.owner) AS owner
     FROM (${latest}) l
     WHERE l.op <> 'burn-name'
     ORDER BY l.name`;
@@ -47,10 +46,10 @@ export async function bnsV2NamesOwnedBy(sql: Sql, address: string): Promise<BnsV
     UNION
     SELECT DISTINCT n.name FROM bns_v2_names n
     WHERE (n.contract_id, n.nft_id) IN (
-      SELECT split_part(e.asset_identifier, '::', 1), (bns_cv(e.value_hex) #>> '{}')::numeric
-      FROM events e
-      WHERE e.recipient = ${address}
-        AND e.asset_identifier IN (SELECT contract_id || '::BNS-V2' FROM bns_v2_contracts))`;
+      SELECT split_part(c.asset_identifier, '::', 1), (bns_cv(c.value_hex) #>> '{}')::numeric
+      FROM nft_custody c
+      WHERE c.owner = ${address}
+        AND c.asset_identifier IN (SELECT contract_id || '::BNS-V2' FROM bns_v2_contracts))`;
   const rows = await bnsV2Names(sql, candidates.map((r) => r.name));
   return rows.filter((r) => r.owner === address);
 }
