@@ -11,13 +11,13 @@ export function offsetPageJson<T>(q: { limit: number; offset: number }, total: n
   return { limit: q.limit, offset: q.offset, total, results };
 }
 
-export function cursorPageJson<R, T>(
+/** The cursor answer of a page whose cursor names an item (e.g. a push payload built for a known block). */
+export function cursorPageBody<R, T>(
   q: { limit: number; offset: number },
   page: CursorPage<R>,
   keyOf: (row: R) => string,
   toJson: (row: R) => T,
 ) {
-  if (!page.cursorFound) notFound('Cursor not found');
   return {
     limit: q.limit,
     offset: q.offset,
@@ -27,4 +27,15 @@ export function cursorPageJson<R, T>(
     cursor: page.rows.length ? keyOf(page.rows[0]) : null,
     results: page.rows.map(toJson),
   };
+}
+
+/** The cursor answer of a request: an unknown cursor is a 404. */
+export function cursorPageJson<R, T>(
+  q: { limit: number; offset: number },
+  page: CursorPage<R>,
+  keyOf: (row: R) => string,
+  toJson: (row: R) => T,
+) {
+  if (!page.cursorFound) notFound('Cursor not found');
+  return cursorPageBody(q, page, keyOf, toJson);
 }

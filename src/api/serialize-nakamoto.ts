@@ -3,21 +3,6 @@ import { isoTime } from './serialize.js';
 import type { BurnBlockDbRow } from '../store/burn-blocks.js';
 import type { AverageBlockTimesRow } from '../store/tenures.js';
 import type { BurnBlockJson } from './schemas/nakamoto.js';
-import type { V2BlockPage } from '../store/blocks.js';
-import { blockV2Json } from './serialize-blocks.js';
-
-/** A cursor page of blocks (`/extended/v2/blocks`, `/extended/v2/block-tenures/{t}/blocks`, the `tenure` room). */
-export function blockPageJson(page: V2BlockPage, q: { limit: number; offset: number }) {
-  return {
-    limit: q.limit,
-    offset: q.offset,
-    total: page.total,
-    next_cursor: page.next_cursor,
-    prev_cursor: page.prev_cursor,
-    cursor: page.rows[0]?.index_block_hash ?? null,
-    results: page.rows.map(blockV2Json),
-  };
-}
 
 /** PostgreSQL numeric text → a number with at most 2 decimals, rounded as the reference does (JS toFixed). */
 export function seconds2(v: string | null): number {

@@ -14,7 +14,9 @@
  */
 import type { Sql } from '../store/connect.js';
 import type { BlockDbRow } from '../api/serialize-blocks.js';
-import { blockPageJson, burnBlockJson } from '../api/serialize-nakamoto.js';
+import { burnBlockJson } from '../api/serialize-nakamoto.js';
+import { cursorPageBody } from '../api/paging.js';
+import { blockV2Json } from '../api/serialize-blocks.js';
 import { burnBlockByRef } from '../store/burn-blocks.js';
 import { tenureBlockPage } from '../store/tenures.js';
 import type { RoomFilter } from './interest.js';
@@ -30,7 +32,7 @@ const TENURE_PAGE = 20;
 /** The block-tenures REST answer for `tenure` anchored at `cursor` (the route's body, from the same functions). */
 export async function tenurePageJson(sql: Sql, tenure: number, cursor: string): Promise<Record<string, unknown>> {
   const q = { limit: TENURE_PAGE, offset: 0 };
-  return blockPageJson(await tenureBlockPage(sql, tenure, { ...q, cursor }), q);
+  return cursorPageBody(q, await tenureBlockPage(sql, tenure, { ...q, cursor }), (b) => b.index_block_hash, blockV2Json);
 }
 
 /**

@@ -3,11 +3,13 @@
  * /extended/v2/block-tenures/{tenure_height}/blocks.
  */
 import { z } from 'zod';
-import { endpoint, notFound } from '../../endpoint.js';
+import { endpoint } from '../../endpoint.js';
 import { Height, HeightOrHash, Offset, blockRef, paging } from '../../schemas/params.js';
 import { BlockListResponse } from '../../schemas/blocks.js';
 import { AverageBlockTimesResponse, SignerSignatureListResponse } from '../../schemas/nakamoto.js';
-import { averageBlockTimesJson, blockPageJson } from '../../serialize-nakamoto.js';
+import { averageBlockTimesJson } from '../../serialize-nakamoto.js';
+import { cursorPageJson } from '../../paging.js';
+import { blockV2Json } from '../../serialize-blocks.js';
 import * as tenures from '../../../store/tenures.js';
 import { PageLimit } from './burn-blocks.js';
 
@@ -71,8 +73,7 @@ export const nakamotoEndpoints = [
     handler: async ({ params, query }, { sql }) => {
       const cursor = query.cursor?.toLowerCase();
       const page = await tenures.tenureBlockPage(sql, params.tenure_height, { ...query, cursor });
-      if (!page.cursorFound) notFound('Cursor not found');
-      return blockPageJson(page, query);
+      return cursorPageJson(query, page, (b) => b.index_block_hash, blockV2Json);
     },
   }),
 ];
