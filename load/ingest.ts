@@ -137,7 +137,33 @@ async function run(url: string, lines: Line[]) {
   }
   const seconds = (performance.now() - started) / 1000;
   const slowest = each.sort((a, b) => b.ms - a.ms).slice(0, 5);
-  return { seconds, messages: lines.length, txs, perPath, slowest };
+  const projection = await caughtUp(url);
+  return { seconds, messages: lines.length, txs, perPath, slowest, projection };
+}
+
+/**
+ * After the last acknowledgement: how long until the projector had applied everything (ms), and its acknowledgement →
+ * projection lag over the process's last 4,096 messages (the observer's GET /status). undefined for a server without
+ * a projector (the floor).
+ */
+async function caughtUp(url: string): Promise<{ caughtUpMs: number; lagP50: number | null; lagP99: number | null; batches: number } | undefined> {
+  const t0 = performance.now();
+  for (;;) {
+    const res = await fetch(url + '/status').catch(() => undefined);
+    if (!res || res.status !== 200) return undefined;
+    const s = (await res.json()) as { acknowledged_id?: number; applied_id?: number; process?: { lag_ms: { p50: number | null; p99: number | null }; batches: number } | null };
+    if (s.applied_id === undefined || s.acknowledged_id === undefined) return undefined;
+    if (s.applied_id >= s.acknowledged_id) {
+      return { caughtUpMs: Math.round(performance.now() - t0), lagP50: s.process?.lag_ms.p50 ?? null, lagP99: s.process?.lag_ms.p99 ?? null, batches: s.process?.batches ?? 0 };
+    }
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+function projectionLine(r: { projection?: Awaited<ReturnType<typeof caughtUp>> }): string {
+  const p = r.projection;
+  if (!p) return 'projection: (no projector status)';
+  return `projection: caught up ${p.caughtUpMs} ms after the last acknowledgement; acknowledgement → projection lag p50 ${p.lagP50} ms, p99 ${p.lagP99} ms (last 4,096 messages of the process); ${p.batches} projector transactions so far`;
 }
 
 
@@ -312,10 +338,12 @@ async function main() {
     console.log(`source: ${source}  cold run (first replay in a fresh process)`);
     console.log(`messages: ${cold.messages}  in ${cold.seconds.toFixed(2)} s  → ${(cold.messages / cold.seconds).toFixed(0)} messages/s, ${(cold.txs / cold.seconds).toFixed(0)} txs/s`);
     console.table(perPathRows(cold));
+    console.log(projectionLine(cold));
   }
   console.log(`source: ${source}  ${cold ? 'warm ' : ''}runs: ${results.length} (best shown)`);
   console.log(`messages: ${best.messages}  in ${best.seconds.toFixed(2)} s  → ${(best.messages / best.seconds).toFixed(0)} messages/s, ${(best.txs / best.seconds).toFixed(0)} txs/s`);
   console.table(rows);
+  console.log(projectionLine(best));
   console.log('slowest messages of that run (line of the stream, txs):');
   console.table(best.slowest);
   let floor: RunResult | undefined;
@@ -341,7 +369,7 @@ async function main() {
   }
   mkdirSync('load/results', { recursive: true });
   const out = `load/results/ingest-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
-  writeFileSync(out, JSON.stringify({ source, file: args.generate > 0 ? undefined : args.file, cold: cold && { seconds: cold.seconds, messages: cold.messages, txs: cold.txs, perPath: perPathRows(cold) }, runs: results.map((r) => ({ seconds: r.seconds, messages: r.messages, txs: r.txs })), perPath: rows, floor: floor && { seconds: floor.seconds, messages: floor.messages, perPath: perPathRows(floor) } }, null, 2));
+  writeFileSync(out, JSON.stringify({ source, file: args.generate > 0 ? undefined : args.file, cold: cold && { seconds: cold.seconds, messages: cold.messages, txs: cold.txs, perPath: perPathRows(cold), projection: cold.projection }, runs: results.map((r) => ({ seconds: r.seconds, messages: r.messages, txs: r.txs, projection: r.projection })), perPath: rows, floor: floor && { seconds: floor.seconds, messages: floor.messages, perPath: perPathRows(floor) } }, null, 2));
   console.log(`written ${out}`);
 }
 

@@ -69,7 +69,8 @@ export const COMMANDS: CommandSpec[] = [
     options: [{ name: '--file', value: 'F.tsv', required: true, help: 'lines id<TAB>timestamp<TAB>path<TAB>json-body' }],
     notes: [
       DB_NOTE,
-      'Ctrl-C stops after the message in flight (exit 130); every message before it is committed and a re-run continues without duplicates.',
+      'Lines are appended to the log in chunks while the projector applies them in large batches; it ends when all are applied.',
+      'Ctrl-C stops after the chunk in flight (exit 130); what is logged stays logged, and a re-run continues without duplicates.',
     ],
   },
   {

@@ -156,22 +156,26 @@ async function main(argv: string[]): Promise<void> {
         });
         const chainId = await settleNetwork(db.sql, config.chainId);
         const pipeline = new ObserverPipeline(db.sql, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel), { chainId });
-        // Ctrl-C: stop after the message in flight (each message is its own committed transaction), then say so.
+        // Ctrl-C: stop after the chunk in flight (logged), then say so; what is logged is applied by the next run.
         const abort = new AbortController();
         const onSignal = () => abort.abort();
         process.once('SIGINT', onSignal);
         process.once('SIGTERM', onSignal);
         try {
           const stats = await importEvents(file, pipeline, log, { tty: process.stderr.isTTY, signal: abort.signal });
-          log.info({ messages: stats.messages, ms: stats.ms, rate: Math.round(stats.messages / (stats.ms / 1000)) }, 'import done');
+          log.info(
+            { messages: stats.messages, ms: stats.ms, logged_ms: stats.loggedMs, rate: Math.round(stats.messages / (stats.ms / 1000)) },
+            'import done',
+          );
         } catch (err) {
           if (!(err instanceof ImportInterrupted)) throw err;
-          await pipeline.idle();
           process.stderr.write(
-            `stacks-pulse: import interrupted: the first ${err.stats.lastLine} lines of ${file} (${err.stats.messages} messages) are committed; ` +
-              'run the same command again to continue (messages already stored are skipped, no duplicates)\n',
+            `stacks-pulse: import interrupted: the first ${err.stats.lastLine} lines of ${file} (${err.stats.messages} messages) are logged; ` +
+              'run the same command again to continue (messages already logged are skipped, no duplicates; the rest of the log is applied then, or by the service)\n',
           );
           process.exitCode = 130;
+        } finally {
+          await pipeline.stop();
         }
       } finally {
         await db.close();

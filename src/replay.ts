@@ -9,7 +9,10 @@ import type { ObserverPipeline } from './observer/pipeline.js';
 export interface ImportStats {
   messages: number;
   failed: number;
+  /** until every message was applied (or the interruption) */
   ms: number;
+  /** until the last message was appended to the log */
+  loggedMs?: number;
   /** the last line of the file handled */
   lastLine: number;
 }
@@ -76,12 +79,19 @@ export class ImportInterrupted extends Error {
   }
 }
 
+/** Lines per append statement (and at most this many characters of bodies). */
+const IMPORT_CHUNK_LINES = 500;
+const IMPORT_CHUNK_CHARS = 16 * 1024 * 1024;
+
 /**
- * Replays a TSV file through the observer pipeline (the same ingest code as HTTP), one message at a time in order.
- * A line that is rejected stops the import with its line number: the file must be a valid node stream. Each line's
- * timestamp is its arrival time (a mempool tx's receipt_time). When `opts.signal` is aborted the import stops after
- * the message in flight (committed) and throws ImportInterrupted: a re-run skips what is stored (duplicates are
- * no-ops) and continues.
+ * Imports a TSV file in two overlapping stages: its lines are validated, decoded and appended to the log in chunks
+ * (one statement per chunk, through the observer pipeline's checks), while the projector applies the log in large
+ * batches behind them; the import ends when everything is applied. At most two chunks wait for the projector, so
+ * memory stays bounded. A line that is rejected stops the import with its line number (the lines before it are
+ * logged and applied): the file must be a valid node stream. Each line's timestamp is its arrival time (a mempool tx's
+ * receipt_time). Re-running an import appends nothing twice (duplicates are no-ops) and applies what is left. When
+ * `opts.signal` is aborted the import stops after the chunk in flight (or while waiting for the projector) and throws
+ * ImportInterrupted: what is logged stays in the log and is applied by the next run (or by the service).
  */
 export async function importEvents(
   file: string,
@@ -91,11 +101,62 @@ export async function importEvents(
 ): Promise<ImportStats> {
   const size = (await stat(file)).size;
   const rl = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
+  await pipeline.start();
+  const projector = pipeline.projector;
+  const firstApplied = projector.appliedId;
   const started = Date.now();
   let bytes = 0;
   let messages = 0;
   let lastReport = started;
   let lineNo = 0;
+  let chunk: { path: string; body: string; receivedAt: number; line: number }[] = [];
+  let chunkChars = 0;
+  /** the newest id logged before the previous chunk: the projector must reach it before the next append */
+  const marks: number[] = [];
+  const aborted = new Promise<void>((resolve) => {
+    if (opts.signal?.aborted) resolve();
+    opts.signal?.addEventListener('abort', () => resolve(), { once: true });
+  });
+  /** waits for the projector (up to `id`), or for Ctrl-C: then stops with what is logged so far */
+  const applied = async (id?: number) => {
+    await Promise.race([projector.settled(id), aborted]);
+    if (opts.signal?.aborted) {
+      if (opts.tty) process.stderr.write('\n');
+      throw new ImportInterrupted({ messages, failed: 0, ms: Date.now() - started, lastLine: lineNo });
+    }
+  };
+  const report = (final = false) => {
+    const now = Date.now();
+    if (!final && now - lastReport < (opts.tty ? 200 : 5000)) return;
+    lastReport = now;
+    const applied = projector.appliedId - firstApplied;
+    if (opts.tty) process.stderr.write(`\r${progressLine(bytes, size, (now - started) / 1000, messages)} · applied ${Math.max(0, applied)}   `);
+    else log.info({ logged: messages, applied, progress: `${((bytes / size) * 100).toFixed(1)}%` }, 'import progress');
+  };
+  const flush = async () => {
+    if (!chunk.length) return;
+    const entries = chunk.map((c) => ({ path: c.path, body: c.body, receivedAt: c.receivedAt }));
+    let replies = await pipeline.handleMany(entries);
+    // the database is unreachable (500: nothing was logged): retry as a node does, pause doubling to 5 s, for 2 minutes
+    for (let pause = 250, since = Date.now(); replies.some((r) => r.status === 500) && Date.now() - since < 120_000; pause = Math.min(pause * 2, 5000)) {
+      log.warn({ line: chunk[0].line, retry_ms: pause, reason: replies.find((r) => r.status === 500)?.body.message }, 'import: the database did not take the chunk; retrying');
+      await Promise.race([new Promise((r) => setTimeout(r, pause)), aborted]);
+      await applied(0);
+      replies = await pipeline.handleMany(entries);
+    }
+    const bad = replies.findIndex((r) => r.status !== 200);
+    if (bad >= 0) {
+      const c = chunk[bad];
+      await applied();
+      throw new Error(`${file}:${c.line}: ${c.path} answered ${replies[bad].status}: ${JSON.stringify(replies[bad].body)}`);
+    }
+    messages += chunk.length;
+    chunk = [];
+    chunkChars = 0;
+    marks.push(projector.newestId);
+    if (marks.length > 2) await applied(marks.shift());
+    if (projector.lastFailure) log.warn({ failure: projector.lastFailure }, 'import: the projector is retrying a message');
+  };
   try {
     for await (const line of rl) {
       lineNo++;
@@ -103,31 +164,25 @@ export async function importEvents(
       if (!line.trim()) continue;
       const parts = line.split('\t');
       if (parts.length < 4) throw new Error(`${file}:${lineNo}: expected id<TAB>timestamp<TAB>path<TAB>body`);
-      const path = parts[2];
       const body = parts.slice(3).join('\t');
-      const reply = await pipeline.handle(path, body, { receivedAt: parseTimestamp(parts[1]) });
-      if (reply.status !== 200) {
-        throw new Error(`${file}:${lineNo}: ${path} answered ${reply.status}: ${JSON.stringify(reply.body)}`);
-      }
-      messages++;
-      if (opts.signal?.aborted) {
-        if (opts.tty) process.stderr.write('\n');
-        throw new ImportInterrupted({ messages, failed: 0, ms: Date.now() - started, lastLine: lineNo });
-      }
-      const now = Date.now();
-      if (now - lastReport >= (opts.tty ? 200 : 5000)) {
-        lastReport = now;
-        const rate = messages / ((now - started) / 1000);
-        if (opts.tty) process.stderr.write(`\r${progressLine(bytes, size, (now - started) / 1000, messages)}   `);
-        else log.info({ messages, rate: Math.round(rate), progress: `${((bytes / size) * 100).toFixed(1)}%` }, 'import progress');
+      chunk.push({ path: parts[2], body, receivedAt: parseTimestamp(parts[1]) ?? Date.now(), line: lineNo });
+      chunkChars += body.length;
+      if (chunk.length >= IMPORT_CHUNK_LINES || chunkChars >= IMPORT_CHUNK_CHARS) {
+        await flush();
+        report();
+        await applied(0); // only looks at Ctrl-C
       }
     }
+    await flush();
   } finally {
     rl.close();
   }
+  const loggedMs = Date.now() - started;
+  await applied();
   const ms = Date.now() - started;
-  if (opts.tty) process.stderr.write(`\r${progressLine(size, size, ms / 1000, messages)}\n`);
-  return { messages, failed: 0, ms, lastLine: lineNo };
+  report(true);
+  if (opts.tty) process.stderr.write('\n');
+  return { messages, failed: 0, ms, loggedMs, lastLine: lineNo };
 }
 
 /** Writes the raw event log, in arrival order, in the same TSV format. */

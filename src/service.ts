@@ -98,11 +98,14 @@ export async function startService(config: Config, log: Logger): Promise<Service
     // accepts a message: no committed change goes unpublished.
     const startObserver = async () => {
       if (!pipeline) return;
+      // the projector first applies what a previous run acknowledged and did not apply, then follows the log
+      await pipeline.start();
       observer = await startObserverServer({
         host: config.observerHost,
         port: config.observerPort,
         bodyLimit: config.observerBodyLimit,
         pipeline,
+        sql: db.sql,
         log,
       }).catch((err: unknown) => {
         throw portStartupError('OBSERVER_PORT', 'OBSERVER_HOST', config.observerHost, config.observerPort, err);
@@ -118,6 +121,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
           serverVersion: `stacks-pulse v${packageVersion()}`,
           chainId,
           nodes: () => nodeProxy?.pool,
+          ingestMetrics: () => pipeline?.projector.metrics(),
           network: chainId === undefined ? undefined : chainId === CHAIN_ID_TESTNET ? 'testnet' : 'mainnet',
         },
         { log, trustProxy: config.trustProxy, access: access.access, pushMetrics: () => push?.server?.metrics() },
@@ -152,11 +156,12 @@ export async function startService(config: Config, log: Logger): Promise<Service
       push,
       async close() {
         // In order: stop accepting (new node messages are answered 503 and re-sent by the node later), answer the
-        // requests already received, let the pipeline finish, publish what it committed, then close the database.
+        // requests already received, let the projector apply what was acknowledged (for a while: the rest stays in the
+        // log for the next start), publish what it committed, then close the database.
         observer?.stopAccepting();
         api?.listening.close();
         await Promise.all([observer?.drained(5000), api?.drained(5000)]);
-        if (pipeline) await pipeline.idle();
+        if (pipeline) await pipeline.close(10_000);
         await push?.close();
         observer?.close();
         api?.app.close?.();

@@ -5,7 +5,7 @@
  * nonces agree with the canonical txs and the mempool, and the parameter rules answer 400s.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from './helpers/service.js';
+import { startTestService, type TestService, settled } from './helpers/service.js';
 import { ChainGenerator, postMessage } from '../load/generate.js';
 
 async function get(svc: TestService, path: string): Promise<{ status: number; body: any }> {
@@ -29,6 +29,7 @@ describe('wallet accounts on a generated chain', () => {
     const lastStream = all.map((m) => m.path).lastIndexOf('/new_microblocks');
     expect(lastStream).toBeGreaterThan(all.slice(0, lastBlock).map((m) => m.path).lastIndexOf('/new_block'));
     for (const m of all.slice(0, lastBlock)) expect(await postMessage(svc.observer, m)).toBe(200);
+    await settled(svc.observer);
     const rows = await svc.db.sql<{ p: string }[]>`
       SELECT sender_address AS p FROM txs WHERE canonical GROUP BY 1 ORDER BY count(*) DESC LIMIT 4`;
     const [s] = await svc.db.sql<{ p: string; h: number }[]>`

@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cl, serializeCV, makeUnsignedContractCall, type ClarityValue } from '@stacks/transactions';
-import { startTestService, type TestService } from './helpers/service.js';
+import { settled, startTestService, type TestService } from './helpers/service.js';
 import { readFixture } from './helpers/fixtures.js';
 import { ChainGenerator, type GeneratedMessage } from '../load/generate.js';
 import { completeBnsBackfill } from '../src/store/bns-write.js';
@@ -35,6 +35,7 @@ async function get(svc: TestService, p: string): Promise<{ status: number; body:
 async function post(svc: TestService, p: string, body: string): Promise<number> {
   const res = await fetch(svc.observer + p, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   await res.arrayBuffer();
+  if (res.status === 200) await settled(svc.observer);
   return res.status;
 }
 

@@ -5,10 +5,10 @@
  * orders and paging against the canonical rows; a reorg changes the recent list.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applied, testPipeline } from './helpers/pipeline.js';
 import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
-import { startTestService, type TestService } from './helpers/service.js';
-import { ObserverPipeline } from '../src/observer/pipeline.js';
+import { startTestService, type TestService, settled } from './helpers/service.js';
 import { createLogger } from '../src/logger.js';
 import { migrate } from '../src/store/migrate.js';
 import { unlockedSupply } from '../src/store/supply.js';
@@ -83,11 +83,11 @@ describe('maintained explorer figures', () => {
   for (const name of fixtureNames()) {
     it(`${name}: supply and tx total equal the summed figures, after a replay, a re-delivery and a backfill`, async () => {
       await reset();
-      const pipeline = new ObserverPipeline(db.sql, log);
+      const pipeline = testPipeline(db.sql, log);
       const lines = readFixture(name);
-      for (const l of lines) expect((await pipeline.handle(l.path, l.body)).status).toBe(200);
+      for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
       await expectMaintainedEqualsSummed(db.sql, name);
-      for (const l of lines) expect((await pipeline.handle(l.path, l.body)).status).toBe(200);
+      for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
       await expectMaintainedEqualsSummed(db.sql, `${name} (again)`);
       await backfilled();
     });
@@ -95,11 +95,11 @@ describe('maintained explorer figures', () => {
 
   it('a generated chain with forks and microblock streams: equal after every block, and backfilled alike', async () => {
     await reset();
-    const pipeline = new ObserverPipeline(db.sql, log);
+    const pipeline = testPipeline(db.sql, log);
     const gen = new ChainGenerator({ blocks: 30, txsPerBlock: 5, seed: 'explorer', forks: true, forkEvery: 6, forkDepth: 2, microblockEvery: 3 });
     let blocks = 0;
     for await (const m of gen.messages()) {
-      expect((await pipeline.handle(m.path, m.body)).status).toBe(200);
+      expect((await applied(pipeline, m.path, m.body)).status).toBe(200);
       if (m.path !== '/new_block') continue;
       blocks++;
       await expectMaintainedEqualsSummed(db.sql, `after block message ${blocks}`);
@@ -141,6 +141,7 @@ describe('GET /extended/v1/tx on a generated chain', () => {
       const res = await fetch(svc.observer + m.path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: m.body });
       expect(res.status).toBe(200);
       if (m.path !== '/new_block') continue;
+      await settled(svc.observer);
       const page = (await get('/extended/v1/tx')).body.results.map((t) => t.tx_id as string);
       const want = (await canonical('block_height DESC, microblock_sequence DESC, tx_index DESC')).slice(0, 20).map((t) => t.tx_id);
       expect(page).toEqual(want);

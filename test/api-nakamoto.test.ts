@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFixture } from './helpers/fixtures.js';
-import { startTestService, replay, type TestService } from './helpers/service.js';
+import { startTestService, replay, type TestService, settled } from './helpers/service.js';
 import { sqlDir } from '../src/store/migrate.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -121,8 +121,11 @@ describe('Nakamoto views on fuzzed-transactions-1', () => {
     const sigsB = [hex('b1', 65)];
     const f12 = forkBlock(b11, { height: 12, id: 'f', burnHash: burnX, burnHeight: 245, time: now - 20, sigs: sigsA.map((s) => s.slice(2).toUpperCase()), tenure: 41 });
     const f13 = forkBlock(f12, { height: 13, id: 'e', burnHash: burnX, burnHeight: 245, time: now - 10, sigs: sigsB, tenure: 41 });
-    const post = (b: Json) =>
-      fetch(svc.observer + '/new_block', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(b) });
+    const post = async (b: Json) => {
+      const res = await fetch(svc.observer + '/new_block', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(b) });
+      await settled(svc.observer);
+      return res;
+    };
     // the sibling alone does not win (first seen at equal height); its signatures are not served
     expect((await post(f12)).status).toBe(200);
     expect((await get(svc, `/extended/v2/blocks/${f12.index_block_hash}/signer-signatures`)).body).toMatchObject({ total: 0, results: [] });

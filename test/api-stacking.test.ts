@@ -4,14 +4,14 @@
  * fresh ingest, and pool delegations (newest per stacker, revocations, expiry, paging, after_block, height).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applied, testPipeline } from './helpers/pipeline.js';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
-import { replay, startTestService, type TestService } from './helpers/service.js';
+import { replay, startTestService, type TestService, settled } from './helpers/service.js';
 import { poxPrint } from './helpers/pox-print.js';
-import { ObserverPipeline } from '../src/observer/pipeline.js';
 import { createLogger } from '../src/logger.js';
 import { ChainGenerator } from '../load/generate.js';
 import { sqlDir } from '../src/store/migrate.js';
@@ -162,8 +162,8 @@ describe('derived stacking tables: reorgs and backfill', () => {
   for (const name of fixtureNames()) {
     it(`${name}: the migrations' backfill equals what the ingest wrote`, async () => {
       await reset();
-      const pipeline = new ObserverPipeline(db.sql, log);
-      for (const l of readFixture(name)) expect((await pipeline.handle(l.path, l.body)).status).toBe(200);
+      const pipeline = testPipeline(db.sql, log);
+      for (const l of readFixture(name)) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
       const ingested = await stackingTables(db.sql);
       await backfill(db.sql);
       expect(await stackingTables(db.sql)).toEqual(ingested);
@@ -172,9 +172,9 @@ describe('derived stacking tables: reorgs and backfill', () => {
 
   it('a generated chain with forks: rewards of the burn blocks of orphaned Stacks blocks are non-canonical; backfill equals ingest', async () => {
     await reset();
-    const pipeline = new ObserverPipeline(db.sql, log);
+    const pipeline = testPipeline(db.sql, log);
     const gen = new ChainGenerator({ blocks: 40, txsPerBlock: 2, seed: 'stacking', forks: true, forkEvery: 6, forkDepth: 2, microblockEvery: 4 });
-    for await (const m of gen.messages()) expect((await pipeline.handle(m.path, m.body)).status).toBe(200);
+    for await (const m of gen.messages()) expect((await applied(pipeline, m.path, m.body)).status).toBe(200);
     expect(gen.summary().orphanedBlocks).toBeGreaterThan(0);
 
     const expected = await db.sql<{ burn_block_hash: string; canonical: boolean }[]>`
@@ -193,8 +193,8 @@ describe('derived stacking tables: reorgs and backfill', () => {
 
   it('epoch-3-transition: one cycle row per reward set, following its block through a reorg; backfill equals ingest', async () => {
     await reset();
-    const pipeline = new ObserverPipeline(db.sql, log);
-    for (const l of readFixture('epoch-3-transition')) expect((await pipeline.handle(l.path, l.body)).status).toBe(200);
+    const pipeline = testPipeline(db.sql, log);
+    for (const l of readFixture('epoch-3-transition')) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
     const cycles = await db.sql<{ cycle_number: string; index_block_hash: string; canonical: boolean; total_signers: number }[]>`
       SELECT cycle_number::text, index_block_hash, canonical, total_signers FROM pox_cycles ORDER BY cycle_number`;
     expect(cycles.map((c) => [c.cycle_number, c.canonical, c.total_signers])).toEqual([
@@ -289,6 +289,7 @@ describe('pool delegations through the service', () => {
     };
     const res = await fetch(`${svc.observer}/new_block`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     expect(res.status, await res.text()).toBe(200);
+    await settled(svc.observer);
     tip = body;
     return { height: body.block_height, txids };
   }

@@ -5,7 +5,7 @@
  * canonical events with plain SQL, independently of the maintained tables the routes read.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from './helpers/service.js';
+import { startTestService, type TestService, settled } from './helpers/service.js';
 import { ChainGenerator } from '../load/generate.js';
 
 async function get(svc: TestService, path: string): Promise<{ status: number; body: any }> {
@@ -41,6 +41,7 @@ describe('token and balance routes on a generated chain', () => {
       await res.arrayBuffer();
       expect(res.status).toBe(200);
     }
+    await settled(svc.observer);
     // end on an unconfirmed microblock stream, so `unanchored` has something to add
     const [t] = await svc.db.sql<{ h: number }[]>`SELECT max(block_height)::int AS h FROM blocks WHERE canonical`;
     tip = t.h;

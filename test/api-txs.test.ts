@@ -4,7 +4,7 @@
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFixture, type FixtureLine } from './helpers/fixtures.js';
-import { startTestService, replay, type TestService } from './helpers/service.js';
+import { startTestService, replay, type TestService, settled } from './helpers/service.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- loosely typed JSON answers
 type Json = Record<string, any>;
@@ -143,6 +143,7 @@ describe('tx routes over a replayed chain (regtest pox-4)', () => {
       body: JSON.stringify({ dropped_txids: [id], reason: 'ReplaceByFee', new_txid: replacement }),
     });
     expect(res.status).toBe(200);
+    await settled(svc.observer);
     expect(await mempoolIds(svc)).not.toContain(id);
     const r = await get(svc, `/extended/v1/tx/${id}`);
     expect(r.status).toBe(200);

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';
-import { startTestService, type TestService } from './helpers/service.js';
+import { startTestService, type TestService, settled } from './helpers/service.js';
 import { readFixture, type FixtureLine } from './helpers/fixtures.js';
 import { createApiApp } from '../src/api/app.js';
 import { listen, type HttpRequest, type Listening } from '../src/http/router.js';
@@ -167,8 +167,9 @@ describe('no stale answer after a commit', () => {
       const res = await fetch(svc.observer + line.path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: line.body });
       await res.arrayBuffer();
       expect(res.status).toBe(200);
+      await settled(svc.observer);
 
-      // right after the observer's answer: both APIs answer the new state
+      // right after the projection: both APIs answer the new state
       const after = await truth();
       if (line.path === '/new_block' && after.height > before.height) sawBlock = true; // (the boot block is not canonical)
       if (line.path === '/new_mempool_tx' && after.pending > before.pending) sawMempool = true;
@@ -234,6 +235,7 @@ describe('no stale answer after a commit', () => {
         const res = await fetch(s2.observer + line.path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: line.body });
         await res.arrayBuffer();
         expect(res.status).toBe(200);
+        await settled(s2.observer);
         const [b] = await sql<{ h: number | null }[]>`SELECT max(block_height)::int AS h FROM blocks WHERE canonical`;
         const [v] = await sql<{ version: number }[]>`SELECT version FROM cache_version`;
         acked = { height: b.h ?? 0, version: Number(v.version) };

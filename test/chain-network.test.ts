@@ -9,7 +9,7 @@ import { StartupError } from '../src/startup-error.js';
 import { checkTxNetworks, txNetwork } from '../src/chain/network.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { readFixture } from './helpers/fixtures.js';
-import { replay, startTestService, type TestService } from './helpers/service.js';
+import { replay, settled, startTestService, type TestService } from './helpers/service.js';
 
 const PUB = '03ef788b3830c00abe8f64f62dc32fc863bc0b2cafeb073b6c8e1c7657d9c2c3ab';
 const RECIPIENT = { mainnet: getAddressFromPublicKey(PUB, 'mainnet'), testnet: getAddressFromPublicKey(PUB, 'testnet') } as const;
@@ -21,7 +21,9 @@ async function mempoolTx(network: 'mainnet' | 'testnet', nonce = 0): Promise<str
 
 async function post(base: string, path: string, body: unknown) {
   const res = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  return { status: res.status, body: (await res.json()) as { message?: string } };
+  const answer = { status: res.status, body: (await res.json()) as { message?: string } };
+  if (res.status === 200) await settled(base);
+  return answer;
 }
 
 const cleanup: (() => Promise<void>)[] = [];

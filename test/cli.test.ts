@@ -162,7 +162,7 @@ describe('the compiled CLI (real processes)', () => {
     expect(badOpt.stderr).toContain('migrate: unknown option --fast');
   }, 60_000);
 
-  it('import-events: Ctrl-C exits 130 saying what is committed; a re-run continues without duplicates', async () => {
+  it('import-events: Ctrl-C exits 130 saying what is logged; a re-run continues without duplicates and applies everything', async () => {
     const { createTestDatabase } = await import('./helpers/db.js');
     const db = await createTestDatabase();
     const dir = mkdtempSync(path.join(tmpdir(), 'sp-sigint-'));
@@ -183,7 +183,7 @@ describe('the compiled CLI (real processes)', () => {
       child.kill('SIGINT');
       const code = await exited;
       expect(code, err).toBe(130);
-      const m = /import interrupted: the first (\d+) lines of .* \((\d+) messages\) are committed; run the same command again to continue/.exec(err);
+      const m = /import interrupted: the first (\d+) lines of .* \((\d+) messages\) are logged; run the same command again to continue/.exec(err);
       expect(m, err).not.toBeNull();
       const distinct = new Set(lines.map((l) => `${l.path}\t${l.body}`)).size;
       const stored = await count();
@@ -196,6 +196,12 @@ describe('the compiled CLI (real processes)', () => {
       });
       expect(again.status, again.stderr).toBe(0);
       expect(await count()).toBe(distinct);
+      // every logged message is applied: the interrupted run's and the re-run's
+      const [p] = await db.sql<{ applied: number; logged: number; blocks: number }[]>`
+        SELECT (SELECT applied_id FROM projector_state)::int AS applied, (SELECT max(id) FROM event_log)::int AS logged,
+          (SELECT count(*) FROM blocks)::int AS blocks`;
+      expect(p.applied).toBe(p.logged);
+      expect(p.blocks).toBe(new Set(lines.filter((l) => l.path === '/new_block').map((l) => (JSON.parse(l.body) as { index_block_hash: string }).index_block_hash)).size);
     } finally {
       rmSync(dir, { recursive: true, force: true });
       await db.drop();
@@ -223,7 +229,7 @@ describe('the compiled CLI (real processes)', () => {
 describe('import-events', () => {
   it('mempool txs get the line’s timestamp as receipt_time, so import(export(x)) keeps receipt times', async () => {
     const { createTestDatabase } = await import('./helpers/db.js');
-    const { ObserverPipeline } = await import('../src/observer/pipeline.js');
+    const { testPipeline } = await import('./helpers/pipeline.js');
     const { createLogger } = await import('../src/logger.js');
     const { exportEvents, importEvents, parseTimestamp } = await import('../src/replay.js');
     expect(parseTimestamp('2022-10-05 16:20:34.244945+00')).toBe(Date.UTC(2022, 9, 5, 16, 20, 34, 244));
@@ -235,7 +241,7 @@ describe('import-events', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'sp-import-'));
     try {
       const src = path.join(FIXTURES_DIR, 'events/fuzzed-transactions-1.tsv');
-      await importEvents(src, new ObserverPipeline(a.sql, quiet), quiet);
+      await importEvents(src, testPipeline(a.sql, quiet), quiet);
       const expected = new Map<string, number>();
       for (const l of readFixture('fuzzed-transactions-1')) {
         if (l.path !== '/new_mempool_tx') continue;
@@ -252,7 +258,7 @@ describe('import-events', () => {
       expect(rows.filter((r) => expected.has(r.raw_tx)).length).toBeGreaterThan(0);
       const out = path.join(dir, 'out.tsv');
       await exportEvents(a.sql, out);
-      await importEvents(out, new ObserverPipeline(b.sql, quiet), quiet);
+      await importEvents(out, testPipeline(b.sql, quiet), quiet);
       const q = 'SELECT tx_id, receipt_time FROM mempool_txs ORDER BY tx_id';
       expect(await b.sql.unsafe(q)).toEqual(await a.sql.unsafe(q));
     } finally {

@@ -1,5 +1,6 @@
 // Item: one process owns an embedded (PGlite) data directory. Real processes on one DATA_DIR.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { settled } from './helpers/service.js';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,6 +36,7 @@ function cli(args: string[], env: Record<string, string>) {
 async function post(base: string, l: { path: string; body: string }): Promise<number> {
   const res = await fetch(base + l.path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: l.body });
   await res.arrayBuffer();
+  if (res.status === 200) await settled(base);
   return res.status;
 }
 

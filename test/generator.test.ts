@@ -13,7 +13,7 @@ import {
   type GeneratedMessage,
   type GeneratorOptions,
 } from '../load/generate.js';
-import { startTestService, type TestService } from './helpers/service.js';
+import { startTestService, type TestService, settled } from './helpers/service.js';
 
 async function collect(opts: GeneratorOptions): Promise<{ messages: GeneratedMessage[]; summary: ChainSummary; gen: ChainGenerator }> {
   const gen = new ChainGenerator(opts);
@@ -133,6 +133,7 @@ describe('a generated chain with forks replayed into the service', () => {
       const status = await postMessage(svc.observer, m, 0);
       expect(status, `${m.id} ${m.path}`).toBe(200);
     }
+    await settled(svc.observer);
   }, 180_000);
   afterAll(async () => {
     await svc?.stop();

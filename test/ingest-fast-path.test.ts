@@ -5,10 +5,10 @@
  * databases are compared table by table (push_outbox included: both record the same results for the push publisher).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applied, testPipeline } from './helpers/pipeline.js';
 import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
 import { dumpDatabase } from './helpers/dump.js';
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
-import { ObserverPipeline } from '../src/observer/pipeline.js';
 import { blockPaths } from '../src/store/ingest.js';
 import { createLogger } from '../src/logger.js';
 import { ChainGenerator } from '../load/generate.js';
@@ -47,17 +47,17 @@ describe('block ingest: one-statement path = general transaction', () => {
 
   async function replayBoth(messages: { path: string; body: string }[]) {
     await Promise.all([reset(fast.sql), reset(general.sql)]);
-    const a = new ObserverPipeline(fast.sql, log);
-    const b = new ObserverPipeline(general.sql, log);
+    const a = testPipeline(fast.sql, log);
+    const b = testPipeline(general.sql, log);
     a.pushOutbox = true;
     b.pushOutbox = true;
     b.fastBlocks = false;
     const before = { ...blockPaths };
-    for (const m of messages) expect((await a.handle(m.path, m.body)).status).toBe(200);
+    for (const m of messages) expect((await applied(a, m.path, m.body)).status).toBe(200);
     const taken = { fast: blockPaths.fast - before.fast, general: blockPaths.general - before.general };
-    for (const m of messages) expect((await b.handle(m.path, m.body)).status).toBe(200);
+    for (const m of messages) expect((await applied(b, m.path, m.body)).status).toBe(200);
     // delivered again: duplicates go to the general path, which finds them stored
-    for (const m of messages) expect((await a.handle(m.path, m.body)).status).toBe(200);
+    for (const m of messages) expect((await applied(a, m.path, m.body)).status).toBe(200);
     expect(await everything(fast.sql)).toEqual(await everything(general.sql));
     return taken;
   }

@@ -2,11 +2,11 @@
  * Foundation: real node streams go in over HTTP exactly once, whatever the node's retries and restarts do.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { applied, testPipeline } from './helpers/pipeline.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '../src/logger.js';
-import { ObserverPipeline } from '../src/observer/pipeline.js';
 import { exportEvents, importEvents } from '../src/replay.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { dumpDatabase } from './helpers/dump.js';
@@ -16,9 +16,9 @@ import { replay, startTestService, type TestService } from './helpers/service.js
 const quiet = createLogger('silent');
 
 async function ingestAll(db: TestDatabase, lines: FixtureLine[]): Promise<number[]> {
-  const p = new ObserverPipeline(db.sql, quiet);
+  const p = testPipeline(db.sql, quiet);
   const statuses: number[] = [];
-  for (const l of lines) statuses.push((await p.handle(l.path, l.body)).status);
+  for (const l of lines) statuses.push((await applied(p, l.path, l.body)).status);
   return statuses;
 }
 
@@ -158,7 +158,7 @@ describe('replay tooling', () => {
       expect(await exportEvents(src.sql, file)).toBe(lines.length);
       const exported = readFileSync(file, 'utf8').trim().split('\n');
       expect(exported.map((l) => l.split('\t')[2])).toEqual(lines.map((l) => l.path));
-      const stats = await importEvents(file, new ObserverPipeline(dst.sql, quiet), quiet);
+      const stats = await importEvents(file, testPipeline(dst.sql, quiet), quiet);
       expect(stats.messages).toBe(lines.length);
       expect(await dumpDatabase(dst.sql)).toEqual(await dumpDatabase(src.sql));
     } finally {

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readFixture, readGolden } from './helpers/fixtures.js';
-import { replay, startTestService, type TestService } from './helpers/service.js';
+import { replay, settled, startTestService, type TestService } from './helpers/service.js';
 import { createTestDatabase } from './helpers/db.js';
 import { dumpDatabase } from './helpers/dump.js';
 import { loadConfig } from '../src/config.js';
@@ -196,6 +196,7 @@ describe('database outage', () => {
         if (status !== 200) await new Promise((res) => setTimeout(res, 100));
       }
       expect(status).toBe(200);
+      await settled(observer);
       const tip = (await (await fetch(api + '/extended')).json()) as { chain_tip: { block_height: number } };
       expect(tip.chain_tip.block_height).toBe(3);
     } finally {

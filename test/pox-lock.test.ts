@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { readFixture } from './helpers/fixtures.js';
-import { replay, startTestService, type TestService } from './helpers/service.js';
+import { replay, startTestService, type TestService, settled } from './helpers/service.js';
 import { decodePoxPrintEvent, poxEventRows, cv } from '../src/chain/pox.js';
 import { poxPrint } from './helpers/pox-print.js';
 
@@ -102,6 +102,7 @@ describe('lock state and burnchain-op txs through the service', () => {
     };
     const res = await fetch(`${svc.observer}/new_block`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     expect(res.status, await res.text()).toBe(200);
+    await settled(svc.observer);
     tip = body;
     return txid;
   }

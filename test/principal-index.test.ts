@@ -5,11 +5,11 @@
  * backfill equals a fresh ingest.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applied, testPipeline } from './helpers/pipeline.js';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
-import { ObserverPipeline } from '../src/observer/pipeline.js';
 import { createLogger } from '../src/logger.js';
 import { ChainGenerator } from '../load/generate.js';
 import { sqlDir } from '../src/store/migrate.js';
@@ -100,8 +100,8 @@ describe('principal_txs', () => {
   for (const name of fixtureNames()) {
     it(`${name}: equals the canonical history after a replay; the migration's backfill equals the ingest`, async () => {
       await reset();
-      const pipeline = new ObserverPipeline(db.sql, log);
-      for (const l of readFixture(name)) expect((await pipeline.handle(l.path, l.body)).status).toBe(200);
+      const pipeline = testPipeline(db.sql, log);
+      for (const l of readFixture(name)) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
       await expectConsistent(name);
       const ingested = await maintainedRows(db.sql);
       const counts = await maintainedCounts(db.sql);
@@ -115,11 +115,11 @@ describe('principal_txs', () => {
 
   it('a generated chain with forks and microblock streams: equal after every block', async () => {
     await reset();
-    const pipeline = new ObserverPipeline(db.sql, log);
+    const pipeline = testPipeline(db.sql, log);
     const gen = new ChainGenerator({ blocks: 30, txsPerBlock: 6, seed: 'ptxs', forks: true, forkEvery: 7, forkDepth: 2, microblockEvery: 3 });
     let blocks = 0;
     for await (const m of gen.messages()) {
-      expect((await pipeline.handle(m.path, m.body)).status).toBe(200);
+      expect((await applied(pipeline, m.path, m.body)).status).toBe(200);
       if (m.path !== '/new_block' && m.path !== '/new_microblocks') continue;
       blocks++;
       await expectConsistent(`after message ${blocks} (${m.path})`);

@@ -7,7 +7,7 @@ import { makeContractDeploy, randomPrivateKey } from '@stacks/transactions';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { startService } from '../src/service.js';
-import { ObserverPipeline } from '../src/observer/pipeline.js';
+import { applied, testPipeline } from './helpers/pipeline.js';
 import { startTestService, replay, type TestService } from './helpers/service.js';
 import { createTestDatabase } from './helpers/db.js';
 import { readFixture, readGolden, type FixtureLine } from './helpers/fixtures.js';
@@ -363,9 +363,10 @@ describe('crash safety', () => {
       c1.socket.disconnect();
       await svc.close();
       // a process that commits with the outbox on and dies before publishing (no publisher runs)
-      const crashed = new ObserverPipeline(db.sql, log);
+      const crashed = testPipeline(db.sql, log);
       crashed.pushOutbox = true;
-      for (const l of lines.slice(k)) expect((await crashed.handle(l.path, l.body)).status).toBe(200);
+      for (const l of lines.slice(k)) expect((await applied(crashed, l.path, l.body)).status).toBe(200);
+      await crashed.stop();
       const [{ n }] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM push_outbox`;
       expect(n).toBeGreaterThan(0);
       // next start: published before the observer listens; a client resuming from its cursor gets it all

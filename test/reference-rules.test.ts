@@ -12,7 +12,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { ChainGenerator, type GeneratedMessage, type GeneratedTx } from '../load/generate.js';
-import { startTestService, type TestService } from './helpers/service.js';
+import { settled, startTestService, type TestService } from './helpers/service.js';
 
 type Body = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 type Cost = { read_count: number; read_length: number; runtime: number; write_count: number; write_length: number };
@@ -28,6 +28,7 @@ async function post(svc: TestService, path: string, body: unknown): Promise<void
   const res = await fetch(svc.observer + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   await res.arrayBuffer();
   expect(res.status, path).toBe(200);
+  await settled(svc.observer);
 }
 
 async function get(svc: TestService, path: string): Promise<Body> {

@@ -5,7 +5,7 @@
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFixture } from './helpers/fixtures.js';
-import { startTestService, replay, type TestService } from './helpers/service.js';
+import { startTestService, replay, type TestService, settled } from './helpers/service.js';
 import { migrate } from '../src/store/migrate.js';
 import { ChainGenerator, postMessage } from '../load/generate.js';
 import { txOperations, rosettaTransaction, stxDeltas, poxAddressToBtc, parseMemo, type OpsTx, type OpsEvent } from '../src/chain/rosetta-ops.js';
@@ -530,6 +530,7 @@ describe('rosetta on a generated chain with forks and microblocks', () => {
     svc = await startTestService({ STACKS_CHAIN_ID: 'testnet' });
     const gen = new ChainGenerator({ blocks: 30, txsPerBlock: 6, seed: 'rosetta-forks', forks: true, forkEvery: 8, forkDepth: 2, microblockEvery: 5 });
     for await (const m of gen.messages()) expect(await postMessage(svc.observer, m)).toBe(200);
+    await settled(svc.observer);
   }, 300_000);
   afterAll(async () => svc?.stop());
 

@@ -5,9 +5,9 @@
  * a database that fills from empty.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applied, testPipeline } from './helpers/pipeline.js';
 import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
-import { ObserverPipeline } from '../src/observer/pipeline.js';
 import { createLogger } from '../src/logger.js';
 import { stxBalance } from '../src/api/views.js';
 import { migrate } from '../src/store/migrate.js';
@@ -64,23 +64,23 @@ describe('stx_totals', () => {
   for (const name of fixtureNames()) {
     it(`${name}: equals the canonical chain's sums after a replay, and after it is delivered again`, async () => {
       await reset();
-      const pipeline = new ObserverPipeline(db.sql, log);
+      const pipeline = testPipeline(db.sql, log);
       const lines = readFixture(name);
-      for (const l of lines) expect((await pipeline.handle(l.path, l.body)).status).toBe(200);
+      for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
       const once = await maintained(db.sql);
       expect(once).toEqual(await recomputed(db.sql));
-      for (const l of lines) expect((await pipeline.handle(l.path, l.body)).status).toBe(200);
+      for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
       expect(await maintained(db.sql)).toEqual(once);
     });
   }
 
   it('a generated chain with forks and microblock streams: equal after every block', async () => {
     await reset();
-    const pipeline = new ObserverPipeline(db.sql, log);
+    const pipeline = testPipeline(db.sql, log);
     const gen = new ChainGenerator({ blocks: 30, txsPerBlock: 6, seed: 'totals', forks: true, forkEvery: 7, forkDepth: 2, microblockEvery: 3 });
     let blocks = 0;
     for await (const m of gen.messages()) {
-      expect((await pipeline.handle(m.path, m.body)).status).toBe(200);
+      expect((await applied(pipeline, m.path, m.body)).status).toBe(200);
       if (m.path !== '/new_block') continue;
       blocks++;
       expect(await maintained(db.sql), `after block message ${blocks}`).toEqual(await recomputed(db.sql));
@@ -121,11 +121,11 @@ describe('stx_totals', () => {
       return r.t;
     };
     const before = await analyzed();
-    const pipeline = new ObserverPipeline(db.sql, log);
+    const pipeline = testPipeline(db.sql, log);
     const gen = new ChainGenerator({ blocks: 30, txsPerBlock: 2, seed: 'analyze', forks: false });
     let n = 0;
     for await (const m of gen.messages()) {
-      expect((await pipeline.handle(m.path, m.body)).status).toBe(200);
+      expect((await applied(pipeline, m.path, m.body)).status).toBe(200);
       n++;
     }
     expect(n).toBeGreaterThan(64);

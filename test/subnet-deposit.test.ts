@@ -11,7 +11,7 @@ import { burnchainOpTx, type BurnOpNodeEvent } from '../src/chain/burnchain-op.j
 import { cv } from '../src/chain/pox.js';
 import { blockUpdate } from '../src/observer/to-update.js';
 import { validateObserverMessage, type NewBlockMessage } from '../src/observer/schemas.js';
-import { startTestService, type TestService } from './helpers/service.js';
+import { startTestService, type TestService, settled } from './helpers/service.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- loosely typed JSON answers
 type Json = Record<string, any>;
@@ -217,6 +217,7 @@ describe('subnet deposit txs through the service', () => {
   async function post(path: string, body: unknown): Promise<number> {
     const res = await fetch(svc.observer + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     await res.arrayBuffer();
+    if (res.status === 200) await settled(svc.observer);
     return res.status;
   }
 

@@ -5,11 +5,11 @@
  * equals the same figure computed from the canonical anchored history; the migration's backfill equals a fresh ingest.
  */
 import { readFileSync } from 'node:fs';
+import { applied, testPipeline } from './helpers/pipeline.js';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
-import { ObserverPipeline } from '../src/observer/pipeline.js';
 import { createLogger } from '../src/logger.js';
 import { sqlDir } from '../src/store/migrate.js';
 import { ChainGenerator } from '../load/generate.js';
@@ -90,12 +90,12 @@ describe('token tables (ft_balances, nft_totals, nft_custody)', () => {
   for (const name of fixtureNames()) {
     it(`${name}: equal to the canonical history after a replay and a re-delivery; the backfill equals the ingest`, async () => {
       await reset();
-      const pipeline = new ObserverPipeline(db.sql, log);
+      const pipeline = testPipeline(db.sql, log);
       const lines = readFixture(name);
-      for (const l of lines) expect((await pipeline.handle(l.path, l.body)).status).toBe(200);
+      for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
       const once = await maintained(db.sql);
       expect(once).toEqual(await recomputed(db.sql));
-      for (const l of lines) expect((await pipeline.handle(l.path, l.body)).status).toBe(200);
+      for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
       expect(await maintained(db.sql)).toEqual(once);
       expect(await backfilled()).toEqual(once);
     });
@@ -103,11 +103,11 @@ describe('token tables (ft_balances, nft_totals, nft_custody)', () => {
 
   it('a generated chain with forks and microblock streams: equal after every block; the backfill equals the ingest', async () => {
     await reset();
-    const pipeline = new ObserverPipeline(db.sql, log);
+    const pipeline = testPipeline(db.sql, log);
     const gen = new ChainGenerator({ blocks: 40, txsPerBlock: 8, seed: 'tokens', forks: true, forkEvery: 6, forkDepth: 2, microblockEvery: 3 });
     let blocks = 0;
     for await (const m of gen.messages()) {
-      expect((await pipeline.handle(m.path, m.body)).status).toBe(200);
+      expect((await applied(pipeline, m.path, m.body)).status).toBe(200);
       if (m.path !== '/new_block') continue;
       blocks++;
       expect(await maintained(db.sql), `after block message ${blocks}`).toEqual(await recomputed(db.sql));

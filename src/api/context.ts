@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Sql } from '../store/connect.js';
 import type { NodePool } from '../proxy/pool.js';
 import type { Network } from '../config.js';
+import type { ProjectorMetrics } from '../observer/projector.js';
 
 /** What every endpoint handler gets. */
 export interface ApiContext {
@@ -16,6 +17,8 @@ export interface ApiContext {
   chainId?: number;
   /** the push server's counters (GET /extended/v1/status/push); undefined where push does not run */
   pushMetrics?: () => object | undefined;
+  /** this process's projector counters (GET /extended/v1/status/ingest); undefined where no observer runs */
+  ingestMetrics?: () => ProjectorMetrics | undefined;
   /** the Stacks node pool, for the API's own read-only calls (BNS prices); undefined: no node */
   nodes?: () => NodePool | undefined;
   /** which BNS boot contract the read-only calls use (default mainnet) */

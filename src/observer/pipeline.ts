@@ -1,27 +1,24 @@
 /**
- * The observer's message pipeline, independent of the HTTP transport: parse → validate → decode → store (one
- * transaction) → notify. Block-type messages run one at a time in arrival order; mempool messages have their own
- * queue so they never wait behind a large block.
+ * The observer's message pipeline, independent of the HTTP transport: parse → validate → decode → append to the
+ * durable log (event_log) → 200. The append is the acknowledgement: the node never waits for derived rows. The
+ * projector (projector.ts) then applies the log to the derived tables, in order, and reports each applied change to
+ * the listeners (push, cache). Messages are appended one at a time, in arrival order, so the log's id order is the
+ * order the node sent them in.
  */
 import type { Logger } from 'pino';
 import type { Sql } from '../store/connect.js';
-import { ingestMessage, recordDeadLetter, type IngestResult } from '../store/ingest.js';
+import { appendToLog, recordDeadLetter, type AppendEntry } from '../store/event-log.js';
 import { isObserverPath, normalizeObserverPath, validateObserverMessage } from './schemas.js';
 import { MessageDecodeError, messageToUpdate } from './to-update.js';
-import { isPushable, type ChainUpdate } from '../chain/types.js';
+import type { ChainUpdate } from '../chain/types.js';
 import { checkTxNetworks, recordNetwork, recordedNetwork } from '../chain/network.js';
+import { Projector, type CommittedMessage, type ProjectorOptions } from './projector.js';
+
+export type { CommittedMessage } from './projector.js';
 
 export interface ObserverReply {
   status: number;
   body: Record<string, unknown>;
-}
-
-export interface CommittedMessage {
-  path: string;
-  update: ChainUpdate;
-  result: IngestResult;
-  /** a push_outbox row was committed with the change: the push publisher owes it a publication */
-  outbox: boolean;
 }
 
 /** Runs async jobs strictly one after another. */
@@ -42,30 +39,43 @@ class SerialQueue {
   }
 }
 
-const MEMPOOL_PATHS = new Set(['/new_mempool_tx', '/drop_mempool_tx']);
-
 function badRequest(message: string): ObserverReply {
   return { status: 400, body: { statusCode: 400, error: 'Bad Request', message } };
 }
 
+/** A message that is not a valid node message: why (it is answered 400 and kept as a dead letter). */
+class Rejected extends Error {}
+
+/**
+ * Parses, validates and decodes one message (`receivedAt` in ms: a mempool tx's receipt time). Throws Rejected for a
+ * bad message; an unknown path is a raw message (logged, nothing derived).
+ */
+export function decodeMessage(path: string, text: string, receivedAt: number, log?: Logger): ChainUpdate {
+  let parsed: unknown;
+  try {
+    if (text.trim() === '') throw new SyntaxError('body is empty: expected a JSON document');
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new Rejected(`invalid JSON: ${(err as Error).message}`);
+  }
+  if (!isObserverPath(path)) {
+    log?.warn({ path }, 'unknown observer path: message stored raw');
+    return { kind: 'raw' };
+  }
+  const v = validateObserverMessage(path, parsed);
+  if (!v.ok) throw new Rejected(v.message);
+  try {
+    return messageToUpdate(v, Math.floor(receivedAt / 1000));
+  } catch (err) {
+    if (err instanceof MessageDecodeError) throw new Rejected(err.message);
+    throw err;
+  }
+}
+
 export class ObserverPipeline {
-  private readonly blocks = new SerialQueue();
-  private readonly mempool = new SerialQueue();
-  private readonly listeners: ((m: CommittedMessage) => void | Promise<unknown>)[] = [];
-  /**
-   * Set by the push publisher: which ingest transactions also record their result in push_outbox (crash safety):
-   * true for every pushable change, or a predicate (the publisher skips changes when nobody follows any room).
-   */
-  pushOutbox: boolean | ((u: ChainUpdate) => boolean) = false;
-  /**
-   * Blocks on the canonical tip go through the one-statement path (sql/0013_ingest_block_fast.sql); false sends every
-   * block through the general transaction (the two write the same rows: test/ingest-fast-path.test.ts).
-   */
-  fastBlocks = true;
-  /** changes committed by this pipeline; ANALYZE runs when it reaches `analyzeAt` (see refreshStatistics) */
-  private committed = 0;
-  private analyzeAt = 64;
-  private analyzing = false;
+  private readonly queue = new SerialQueue();
+  /** applies the log to the derived tables (started by start(); the observer acknowledges without it) */
+  readonly projector: Projector;
 
   /**
    * The chain id this database holds (0x00000001 mainnet, 0x80000000 testnet): from STACKS_CHAIN_ID or the database
@@ -78,12 +88,65 @@ export class ObserverPipeline {
   constructor(
     private readonly sql: Sql,
     private readonly log: Logger,
-    opts: { chainId?: number } = {},
+    opts: { chainId?: number; projector?: ProjectorOptions } = {},
   ) {
     if (opts.chainId !== undefined) {
       this.network = opts.chainId;
       this.networkRead = true;
     }
+    this.projector = new Projector(sql, log, (path, body, receivedAt) => decodeMessage(path, body, receivedAt, log), opts.projector);
+  }
+
+  /**
+   * Set by the push publisher: which projections also record their result in push_outbox (crash safety): true for
+   * every pushable change, or a predicate (the publisher skips changes when nobody follows any room).
+   */
+  set pushOutbox(v: boolean | ((u: ChainUpdate) => boolean)) {
+    this.projector.pushOutbox = v;
+  }
+  get pushOutbox(): boolean | ((u: ChainUpdate) => boolean) {
+    return this.projector.pushOutbox;
+  }
+
+  /**
+   * Blocks on the canonical tip go through the one-statement path (sql/0070_projector.sql project_block_fast); false
+   * sends every block through the general path (the two write the same rows: test/ingest-fast-path.test.ts).
+   */
+  set fastBlocks(v: boolean) {
+    this.projector.fastBlocks = v;
+  }
+  get fastBlocks(): boolean {
+    return this.projector.fastBlocks;
+  }
+
+  private starting: Promise<void> | undefined;
+
+  /** Starts applying the log (where the last run left it); the first message handled starts it too. */
+  start(): Promise<void> {
+    this.starting ??= this.projector.start();
+    return this.starting;
+  }
+
+  /** Stops the projector after the batch in flight. */
+  async stop(): Promise<void> {
+    await this.starting;
+    this.starting = undefined;
+    await this.projector.stop();
+  }
+
+  /**
+   * Shutdown: finishes the messages received, lets the projector catch up for at most `timeoutMs`, then stops it after
+   * the batch in flight (what is acknowledged and not applied stays in the log for the next start).
+   */
+  async close(timeoutMs: number): Promise<void> {
+    await this.queue.idle();
+    let timer: NodeJS.Timeout | undefined;
+    // a projector stuck on a message will not catch up: no point waiting
+    if (!this.projector.lastFailure) {
+      await Promise.race([this.projector.settled(), new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)))]);
+    }
+    clearTimeout(timer);
+    await this.projector.stop();
   }
 
   /** The chain id in force (undefined until known). */
@@ -115,17 +178,19 @@ export class ObserverPipeline {
   }
 
   /**
-   * Called after each COMMIT that changed something (never for duplicates). A listener that returns a promise is
-   * awaited before the node gets its 200, so it sees the database as of that commit (the node sends one message at a
-   * time): the push publisher relies on it.
+   * Called after each projection COMMIT, once per message applied (never for duplicates), in log order. A listener that
+   * returns a promise is awaited before the projector goes on, so it sees the database as of that message: the push
+   * publisher relies on it.
    */
   onCommitted(listener: (m: CommittedMessage) => void | Promise<unknown>): void {
-    this.listeners.push(listener);
+    this.projector.onCommitted(listener);
   }
 
-  /** Resolves when every queued message has been handled. */
+  /** Resolves when every message received so far is acknowledged (logged) and applied (if the projector runs). */
   async idle(): Promise<void> {
-    await Promise.all([this.blocks.idle(), this.mempool.idle()]);
+    await this.queue.idle();
+    await this.starting;
+    if (this.projector.running) await this.projector.settled();
   }
 
   /**
@@ -135,95 +200,65 @@ export class ObserverPipeline {
   async handle(rawPath: string, body: Buffer | string, opts: { receivedAt?: number } = {}): Promise<ObserverReply> {
     const path = normalizeObserverPath(rawPath);
     const text = typeof body === 'string' ? body : body.toString('utf8');
-    const queue = MEMPOOL_PATHS.has(path) ? this.mempool : this.blocks;
-    return queue.run(() => this.process(path, text, opts.receivedAt));
-  }
-
-  private async process(path: string, text: string, receivedAt?: number): Promise<ObserverReply> {
-    const started = performance.now();
-    let parsed: unknown;
-    try {
-      if (text.trim() === '') throw new SyntaxError('body is empty: expected a JSON document');
-      parsed = JSON.parse(text);
-    } catch (err) {
-      return this.reject(path, text, `invalid JSON: ${(err as Error).message}`);
-    }
-    let update: ChainUpdate;
-    if (isObserverPath(path)) {
-      const v = validateObserverMessage(path, parsed);
-      if (!v.ok) return this.reject(path, text, v.message);
-      try {
-        update = messageToUpdate(v, Math.floor((receivedAt ?? Date.now()) / 1000));
-      } catch (err) {
-        if (err instanceof MessageDecodeError) return this.reject(path, text, err.message);
-        this.log.error({ err, path }, 'observer message conversion failed');
-        return { status: 500, body: { statusCode: 500, error: 'Internal Server Error', message: (err as Error).message } };
-      }
-    } else {
-      this.log.warn({ path }, 'unknown observer path: message stored raw');
-      update = { kind: 'raw' };
-    }
-    let wrongNetwork: string | undefined;
-    try {
-      wrongNetwork = await this.checkNetwork(update);
-    } catch (err) {
-      this.log.error({ err, path }, 'observer message not stored (the node will retry)');
-      return {
-        status: 500,
-        body: { statusCode: 500, error: 'Internal Server Error', message: `not stored: ${(err as Error).message}` },
-      };
-    }
-    if (wrongNetwork) return this.reject(path, text, wrongNetwork);
-    let result: IngestResult;
-    const outbox = isPushable(update) && (typeof this.pushOutbox === 'function' ? this.pushOutbox(update) : this.pushOutbox);
-    try {
-      result = await ingestMessage(this.sql, path, text, update, { pushOutbox: outbox, fastBlocks: this.fastBlocks });
-    } catch (err) {
-      this.log.error({ err, path }, 'observer message not stored (the node will retry)');
-      return {
-        status: 500,
-        body: { statusCode: 500, error: 'Internal Server Error', message: `not stored: ${(err as Error).message}` },
-      };
-    }
-    if (result.applied && receivedAt !== undefined && result.eventId !== null) {
-      // a recorded stream (import-events): the message keeps its original arrival time, so export-events writes it back
-      try {
-        await this.sql`UPDATE event_log SET received_at = to_timestamp(${receivedAt / 1000}) WHERE id = ${result.eventId}`;
-      } catch (err) {
-        this.log.warn({ err, path }, 'could not record the arrival time of an imported message');
-      }
-    }
-    const ms = Math.round((performance.now() - started) * 10) / 10;
-    if (result.applied) {
-      this.log.info(describe(update, ms), `ingested ${path}`);
-      this.refreshStatistics();
-      for (const l of this.listeners) {
-        try {
-          await l({ path, update, result, outbox });
-        } catch (err) {
-          this.log.error({ err }, 'committed-message listener failed');
-        }
-      }
-    } else {
-      this.log.info({ path, ms }, `duplicate ${path} ignored`);
-    }
-    return { status: 200, body: { result: 'ok' } };
+    return this.queue.run(async () => (await this.accept([{ path, body: text, receivedAt: opts.receivedAt ?? Date.now() }]))[0]);
   }
 
   /**
-   * A database filled from empty (a node syncing from genesis, import-events) grows much faster than autovacuum
-   * re-analyzes it (once a minute at best): the statements' plans, made when the tables were nearly empty, go on
-   * scanning whole tables. So this pipeline runs ANALYZE itself, in the background, each time its count of committed
-   * changes doubles from 64 up to about a million; past that the tables are big enough for autovacuum's pace.
+   * Acknowledges a run of messages at once (import-events): each is validated and decoded, and those before the first
+   * rejected one are appended in one statement. Replies in order; the messages after a rejected one are not looked at
+   * (answered 409) and not logged: the caller stops there.
    */
-  private refreshStatistics(): void {
-    this.committed++;
-    if (this.committed < this.analyzeAt || this.analyzing || this.analyzeAt > 1 << 20) return;
-    this.analyzeAt *= 2;
-    this.analyzing = true;
-    this.sql`ANALYZE`
-      .catch((err: unknown) => this.log.warn({ err }, 'ANALYZE failed'))
-      .finally(() => (this.analyzing = false));
+  async handleMany(entries: readonly AppendEntry[]): Promise<ObserverReply[]> {
+    const normalized = entries.map((e) => ({ ...e, path: normalizeObserverPath(e.path) }));
+    return this.queue.run(() => this.accept(normalized));
+  }
+
+  private async accept(entries: readonly AppendEntry[]): Promise<ObserverReply[]> {
+    const started = performance.now();
+    void this.start();
+    const replies: ObserverReply[] = [];
+    const good: { entry: AppendEntry; update: ChainUpdate }[] = [];
+    let stop: ObserverReply | undefined;
+    for (const entry of entries) {
+      let update: ChainUpdate;
+      try {
+        update = decodeMessage(entry.path, entry.body, entry.receivedAt, this.log);
+        const wrongNetwork = await this.checkNetwork(update);
+        if (wrongNetwork) throw new Rejected(wrongNetwork);
+      } catch (err) {
+        if (err instanceof Rejected) stop = await this.reject(entry.path, entry.body, err.message);
+        else {
+          this.log.error({ err, path: entry.path }, 'observer message not logged (the node will retry)');
+          stop = serverError(err);
+        }
+        break;
+      }
+      good.push({ entry, update });
+    }
+    let ids: (number | null)[];
+    try {
+      ids = await appendToLog(this.sql, good.map((g) => g.entry));
+    } catch (err) {
+      this.log.error({ err }, 'observer message not logged (the node will retry)');
+      const failed = serverError(err);
+      return entries.map(() => failed);
+    }
+    const ms = Math.round((performance.now() - started) * 10) / 10;
+    good.forEach((g, i) => {
+      const id = ids[i];
+      if (id === null) {
+        this.log.info({ path: g.entry.path, ms }, `duplicate ${g.entry.path} ignored`);
+      } else {
+        this.log.info({ id, ...describe(g.update), ms }, `logged ${g.entry.path}`);
+        this.projector.logged({ id, path: g.entry.path, body: g.entry.body, update: g.update });
+      }
+      replies.push({ status: 200, body: { result: 'ok' } });
+    });
+    if (stop) {
+      replies.push(stop);
+      while (replies.length < entries.length) replies.push({ status: 409, body: { statusCode: 409, error: 'Conflict', message: 'not looked at: an earlier message was rejected' } });
+    }
+    return replies;
   }
 
   private async reject(path: string, text: string, reason: string): Promise<ObserverReply> {
@@ -237,19 +272,23 @@ export class ObserverPipeline {
   }
 }
 
-function describe(u: ChainUpdate, ms: number): Record<string, unknown> {
+function describe(u: ChainUpdate): Record<string, unknown> {
   switch (u.kind) {
     case 'block':
-      return { height: u.block.block_height, hash: u.block.index_block_hash, txs: u.txs.length, events: u.events.length, ms };
+      return { height: u.block.block_height, hash: u.block.index_block_hash, txs: u.txs.length, events: u.events.length };
     case 'microblocks':
-      return { parent: u.parentIndexBlockHash, microblocks: u.microblocks.length, txs: u.txs.length, ms };
+      return { parent: u.parentIndexBlockHash, microblocks: u.microblocks.length, txs: u.txs.length };
     case 'burn_block':
-      return { burn_height: u.burnBlock.burn_block_height, ms };
+      return { burn_height: u.burnBlock.burn_block_height };
     case 'mempool':
-      return { txs: u.txs.length, ms };
+      return { txs: u.txs.length };
     case 'drop_mempool':
-      return { txs: u.txIds.length, reason: u.reason, ms };
+      return { txs: u.txIds.length, reason: u.reason };
     default:
-      return { ms };
+      return {};
   }
+}
+
+function serverError(err: unknown): ObserverReply {
+  return { status: 500, body: { statusCode: 500, error: 'Internal Server Error', message: `not stored: ${(err as Error).message}` } };
 }

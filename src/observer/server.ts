@@ -4,6 +4,9 @@ import { uWS, type TemplatedApp } from '../http/uws.js';
 import { Router, listen, type Listening } from '../http/router.js';
 import { json } from '../http/response.js';
 import type { ObserverPipeline } from './pipeline.js';
+import type { Sql } from '../store/connect.js';
+import { projectorRow } from '../store/event-log.js';
+import { ingestStatus } from './projector.js';
 
 export interface ObserverServer {
   app: TemplatedApp;
@@ -23,6 +26,7 @@ export async function startObserverServer(opts: {
   port: number;
   bodyLimit: number;
   pipeline: ObserverPipeline;
+  sql: Sql;
   log: Logger;
 }): Promise<ObserverServer> {
   const app = uWS.App();
@@ -30,6 +34,15 @@ export async function startObserverServer(opts: {
   router.get('/', () =>
     json(200, { status: 'ready', msg: 'API event server listening for core-node POST messages' }),
   );
+  // Where ingestion stands (the same answer as the API's GET /extended/v1/status/ingest): for operators on the
+  // observer's private port, and for tools that wait until what they sent is applied.
+  router.get('/status', async () => {
+    try {
+      return json(200, ingestStatus(await projectorRow(opts.sql), opts.pipeline.projector.metrics()), { 'cache-control': 'no-store' });
+    } catch (err) {
+      return json(503, { statusCode: 503, error: 'Service Unavailable', message: `database unavailable: ${(err as Error).message}` });
+    }
+  });
   /** performance.now() of stopAccepting(): requests whose head arrived later are refused */
   let stoppedAt = Infinity;
   router.post('/*', async (req) => {

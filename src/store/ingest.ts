@@ -1,8 +1,8 @@
 /**
- * Writes one observer message in ONE transaction: the raw request (deduplicated by content) and every row derived
- * from it, including canonical flips on forks. A re-delivered message (same path and body) changes nothing.
+ * Applies one logged observer message (src/store/event-log.ts) to the derived tables: every row derived from it,
+ * including canonical flips on forks. The projector (src/observer/projector.ts) calls it inside its transaction, which
+ * also moves its place in the log, so each message is applied exactly once.
  */
-import { createHash } from 'node:crypto';
 import type { Sql } from './connect.js';
 import type { ChainUpdate, EventRow, MicroblockRow, TxRow } from '../chain/types.js';
 import { poxEventRows } from '../chain/pox.js';
@@ -31,10 +31,6 @@ export interface IngestResult {
   newMempoolTxs?: string[];
   /** set when a valid message was logged but, as the reference does, not applied */
   ignoredReason?: string;
-}
-
-export function bodySha256(body: string): string {
-  return createHash('sha256').update(body).digest('hex');
 }
 
 /** Lock serialising every change to mempool_txs (mempool messages run beside block messages). */
@@ -79,101 +75,75 @@ function emptyResult(update: ChainUpdate, eventId: number | null): IngestResult 
   };
 }
 
-/** Inserts the raw message; RETURNING runs only for a new message, so a duplicate consumes no sequence value. */
-function logMessage(tx: Tx, path: string, body: string) {
-  return tx<{ id: number; seq: number }[]>`
-    INSERT INTO event_log (path, body_sha256, body) VALUES (${path}, ${bodySha256(body)}, ${body})
-    ON CONFLICT (path, body_sha256) DO NOTHING RETURNING id, nextval('change_seq')::bigint AS seq`;
+/** A /new_block body with a reward set object (Nakamoto reward cycles). */
+const REWARD_SET = /"reward_set"\s*:\s*\{/;
+
+/** The change sequence value of a message's rows (their `seq` columns). */
+async function nextSeq(tx: Tx): Promise<number> {
+  const [r] = await tx<{ seq: string }[]>`SELECT nextval('change_seq')::text AS seq`;
+  return Number(r.seq);
+}
+
+/** A logged message, decoded. */
+export interface LoggedUpdate {
+  /** its event_log id */
+  id: number;
+  path: string;
+  body: string;
+  update: ChainUpdate;
 }
 
 /** How many block messages (this process) went through the one-statement path and through the general transaction. */
 export const blockPaths = { fast: 0, general: 0 };
 
-export async function ingestMessage(
-  sql: Sql,
-  path: string,
-  body: string,
-  update: ChainUpdate,
-  /**
-   * pushOutbox: record the result in push_outbox in the same transaction (a push publisher is attached);
-   * fastBlocks (default true): try the one-statement path for a block first (ingestBlockFast)
-   */
+/**
+ * Writes what one logged message derives, on `tx` (the projector's transaction). pushOutbox: record the result in
+ * push_outbox too (a push publisher is attached); fastBlocks (default true): try the one-statement path for a block
+ * first (projectBlockFast).
+ */
+export async function applyMessage(
+  tx: Tx,
+  m: LoggedUpdate,
   opts: { pushOutbox?: boolean; fastBlocks?: boolean } = {},
 ): Promise<IngestResult> {
-  // Single-statement messages need no explicit transaction (one statement is atomic): one round trip.
-  if (update.kind === 'burn_block') return ingestBurnBlock(sql, path, body, update);
-  if (update.kind === 'raw' && path === '/attachments/new') {
-    // BNS zonefiles and subdomains (sql/0050_bns.sql), in the transaction that logs the message
-    return sql.begin(async (t) => {
-      const [logged] = await logMessage(t as unknown as Tx, path, body);
-      if (logged) await writeBnsAttachments(t as unknown as Tx, body);
-      return emptyResult(update, logged?.id ?? null);
-    }) as Promise<IngestResult>;
+  const { update, path, id } = m;
+  const outbox = opts.pushOutbox ?? false;
+  switch (update.kind) {
+    case 'burn_block':
+      return applyBurnBlock(tx, id, update);
+    case 'raw':
+      // BNS zonefiles and subdomains (sql/0050_bns.sql)
+      if (path === '/attachments/new') await writeBnsAttachments(tx, m.body);
+      return emptyResult(update, id);
+    case 'mempool':
+      return applyMempool(tx, id, update, outbox);
+    case 'drop_mempool':
+      return dropMempool(tx, id, update, outbox);
+    default:
+      break;
   }
-  if (update.kind === 'raw') {
-    const [logged] = await logMessage(sql, path, body);
-    return emptyResult(update, logged?.id ?? null);
-  }
-  if (update.kind === 'mempool') return ingestMempool(sql, path, body, update, opts.pushOutbox ?? false);
-  if (update.kind === 'drop_mempool') return dropMempool(sql, path, body, update, opts.pushOutbox ?? false);
+  // PoX cycles and signer sets from a block's reward set (sql/0031_pox_cycles.sql), stored non-canonical first: the
+  // derived-table hook makes them canonical with the block. The body is parsed again only when it carries one.
+  if (update.kind === 'block' && REWARD_SET.test(m.body)) await tx`SELECT pox_cycles_from_block(${m.body}::text::json, false)`;
   if (update.kind === 'block' && opts.fastBlocks !== false) {
     // The common block (on the canonical tip, nothing to adopt or orphan) in one statement; null: the general path.
-    const fast = await ingestBlockFast(sql, path, body, update, opts.pushOutbox ?? false);
+    const fast = await projectBlockFast(tx, id, update, outbox);
     if (fast) {
       blockPaths.fast++;
       return fast;
     }
   }
-  if (update.kind === 'block') blockPaths.general++;
-  let outboxRow: IngestResult | undefined;
-  return transaction(
-    sql,
-    async (t) => {
-      let result: IngestResult;
-      switch (update.kind) {
-        case 'block':
-          result = await ingestBlock(t, path, body, update);
-          break;
-        case 'microblocks': {
-          const [logged] = await logMessage(t, path, body);
-          result = emptyResult(update, logged?.id ?? null);
-          if (logged) await ingestMicroblocks(t, update, result, logged.seq);
-          break;
-        }
-      }
-      if (opts.pushOutbox && result.applied && result.eventId !== null) outboxRow = result;
-      return result;
-    },
-    // Crash safety of the push (sql/0009_push_outbox.sql): committed together with the change it describes.
-    (t) =>
-      outboxRow
-        ? t`INSERT INTO push_outbox (event_id, result) VALUES (${outboxRow.eventId}, ${t.json(outboxRow as never)})`.execute()
-        : undefined,
-  );
-}
-
-/**
- * One transaction (sql.begin), with the `last` statement pipelined with the COMMIT: it is started, not awaited, when
- * the body resolves, so the COMMIT goes out right behind it (one round trip for both). A failed `last` statement aborts
- * the transaction, so that COMMIT rolls back: its error is thrown after the fact, and success means committed.
- * `last` must return an already started query (`.execute()`).
- */
-async function transaction<T>(sql: Sql, body: (tx: Tx) => Promise<T>, last: (tx: Tx) => Promise<unknown> | undefined): Promise<T> {
-  let lastError: Promise<unknown> = Promise.resolve(null);
-  const result = (await sql.begin(async (tx) => {
-    const r = await body(tx as unknown as Tx);
-    const q = last(tx as unknown as Tx);
-    if (q) lastError = q.then(() => null, (err: unknown) => err ?? new Error('statement failed'));
-    return { r };
-  })) as unknown as { r: T };
-  const err = await lastError;
-  if (err) throw err;
-  return result.r;
-}
-
-/** Records a message that failed validation; nothing else is written. */
-export async function recordDeadLetter(sql: Sql, path: string, body: string, reason: string): Promise<void> {
-  await sql`INSERT INTO dead_letters (path, reason, body) VALUES (${path}, ${reason}, ${body})`;
+  let result: IngestResult;
+  if (update.kind === 'block') {
+    blockPaths.general++;
+    result = await ingestBlock(tx, id, update);
+  } else {
+    result = emptyResult(update, id);
+    await ingestMicroblocks(tx, update, result, await nextSeq(tx));
+  }
+  // Crash safety of the push (sql/0009_push_outbox.sql): committed together with the change it describes.
+  if (outbox) await tx`INSERT INTO push_outbox (event_id, result) VALUES (${id}, ${tx.json(result as never)})`;
+  return result;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -308,22 +278,21 @@ function confirmedMicroblockRows(
 }
 
 /**
- * The common block message in one statement (sql/0013_ingest_block_fast.sql): a new block on the canonical tip whose
- * parent has no streamed microblocks. Returns null, having written nothing, when the block is anything else (a fork,
- * a duplicate, the first blocks, a microblock stream to settle): the caller then runs the general transaction.
+ * The common block message in one statement (sql/0070_projector.sql project_block_fast, conditions in sql/0013): a new
+ * block on the canonical tip whose parent has no streamed microblocks. Returns null, having written nothing, when the
+ * block is anything else (a fork, the same block again, the first blocks, a microblock stream to settle): the caller
+ * then runs the general path.
  */
-async function ingestBlockFast(sql: Sql, path: string, body: string, u: BlockUpdate, pushOutbox: boolean): Promise<IngestResult | null> {
+async function projectBlockFast(tx: Tx, id: number, u: BlockUpdate, pushOutbox: boolean): Promise<IngestResult | null> {
   const b = u.block;
   if (b.block_height <= 1) return null;
   const canonical = (r: object) => ({ ...r, canonical: true });
   const microblocks = confirmedMicroblockRows(b, u.confirmedMicroblocks, new Map(), true);
-  const [row] = await sql.unsafe<{ r: { id: number; tx_ids: string[] } | null }[]>(
-    `SELECT ingest_block_fast($1, $2, $3, $4::text::json, $5::text::json, $6::text::json, $7::text::json, $8::text::json,
-       $9::text::json, $10::text[], $11, $12, $13, $14) AS r`,
+  const [row] = await tx.unsafe<{ r: { id: number; tx_ids: string[] } | null }[]>(
+    `SELECT project_block_fast($1, $2::text::json, $3::text::json, $4::text::json, $5::text::json, $6::text::json,
+       $7::text::json, $8::text[], $9, $10, $11, $12) AS r`,
     [
-      path,
-      bodySha256(body),
-      body,
+      id,
       json(canonical(b)),
       json(u.txs.map(canonical)),
       json(u.events.map(canonical)),
@@ -339,17 +308,16 @@ async function ingestBlockFast(sql: Sql, path: string, body: string, u: BlockUpd
     { prepare: true },
   );
   if (!row?.r) return null;
-  const result = emptyResult(u, row.r.id);
+  const result = emptyResult(u, id);
   result.canonicalBlock = b.index_block_hash;
   result.txIds.push(...row.r.tx_ids);
   return result;
 }
 
-async function ingestBlock(tx: Tx, path: string, body: string, u: BlockUpdate): Promise<IngestResult> {
+async function ingestBlock(tx: Tx, id: number, u: BlockUpdate): Promise<IngestResult> {
   const b = u.block;
-  // One round trip: the raw message and every read the block needs (statements are pipelined on the connection).
-  const [logged, exists, tipRows, streamed, boot] = await Promise.all([
-    logMessage(tx, path, body),
+  // One round trip: every read the block needs (statements are pipelined on the connection).
+  const [exists, tipRows, streamed, boot] = await Promise.all([
     tx`SELECT 1 FROM blocks WHERE index_block_hash = ${b.index_block_hash}`,
     tx<{ index_block_hash: string; block_height: number; nakamoto: boolean }[]>`
       SELECT index_block_hash, block_height, signer_bitvec IS NOT NULL AS nakamoto
@@ -361,9 +329,9 @@ async function ingestBlock(tx: Tx, path: string, body: string, u: BlockUpdate): 
           SELECT index_block_hash FROM blocks WHERE block_height = 0 AND index_block_hash = ${b.parent_index_block_hash}`
       : Promise.resolve([] as { index_block_hash: string }[]),
   ]);
-  const result = emptyResult(u, logged[0]?.id ?? null);
-  if (!logged.length || exists.length) return result; // a duplicate, or the same block in another encoding
-  const seq = logged[0].seq;
+  const result = emptyResult(u, id);
+  if (exists.length) return result; // the same block in another encoding
+  const seq = await nextSeq(tx);
   const canonical = await placeBlock(tx, b, tipRows[0], result, seq);
   if (canonical) result.canonicalBlock = b.index_block_hash;
 
@@ -569,54 +537,47 @@ async function countStreamed(tx: Tx, n: number): Promise<void> {
 // ------------------------------------------------------------------------------------------------
 // burn blocks
 
-/** One statement (atomic on its own): the raw message and the burn block. */
-async function ingestBurnBlock(sql: Sql, path: string, body: string, u: Extract<ChainUpdate, { kind: 'burn_block' }>): Promise<IngestResult> {
-  const bb = u.burnBlock;
-  const [row] = await sql.unsafe<{ id: number }[]>(
-    `WITH log AS (
-       INSERT INTO event_log (path, body_sha256, body) VALUES ($1, $2, $3)
-       ON CONFLICT (path, body_sha256) DO NOTHING RETURNING id, nextval('change_seq')::bigint AS seq
-     ), ins AS (
+/** The burn block, in one statement. */
+async function applyBurnBlock(tx: Tx, id: number, u: Extract<ChainUpdate, { kind: 'burn_block' }>): Promise<IngestResult> {
+  await tx.unsafe(
+    `WITH ins AS (
        INSERT INTO burn_blocks (burn_block_hash, burn_block_height, parent_burn_block_hash, consensus_hash, burn_amount,
          reward_recipients, reward_slot_holders, canonical, seq)
        SELECT r.burn_block_hash, r.burn_block_height, r.parent_burn_block_hash, r.consensus_hash, r.burn_amount,
-         r.reward_recipients, r.reward_slot_holders, true, log.seq
-       FROM json_populate_record(NULL::burn_blocks, $4::text::json) r, log
+         r.reward_recipients, r.reward_slot_holders, true, nextval('change_seq')
+       FROM json_populate_record(NULL::burn_blocks, $1::text::json) r
        ON CONFLICT DO NOTHING
-     ), tip AS (
-       -- the reference's chain_tip.burn_block_height: raised by every higher burn block (sql/0017)
-       INSERT INTO chain_state (id, tip_burn_block_height) VALUES (1, ($4::text::json->>'burn_block_height')::bigint)
-       ON CONFLICT (id) DO UPDATE
-         SET tip_burn_block_height = GREATEST(chain_state.tip_burn_block_height, EXCLUDED.tip_burn_block_height)
      )
-     SELECT id FROM log`,
-    [path, bodySha256(body), body, json(bb)],
+     -- the reference's chain_tip.burn_block_height: raised by every higher burn block (sql/0017)
+     INSERT INTO chain_state (id, tip_burn_block_height) VALUES (1, ($1::text::json->>'burn_block_height')::bigint)
+     ON CONFLICT (id) DO UPDATE
+       SET tip_burn_block_height = GREATEST(chain_state.tip_burn_block_height, EXCLUDED.tip_burn_block_height)`,
+    [json(u.burnBlock)],
     { prepare: true },
   );
-  return emptyResult(u, row?.id ?? null);
+  return emptyResult(u, id);
 }
 
 // ------------------------------------------------------------------------------------------------
 // mempool
 
 /**
- * Calls one of sql/0015_ingest_mempool.sql's functions (one round trip, one implicit transaction: the mempool lock, then
- * the writes, which see every block committed before the lock). Its answer: the message's event_log id (null for a
- * duplicate) and the txs it changed.
+ * Calls one of sql/0070_projector.sql's mempool functions (the mempool lock, then the writes). Its answer: the txs
+ * it changed (and, for /new_mempool_tx, those seen for the first time).
  */
-async function mempoolFunction(sql: Sql, u: ChainUpdate, call: string, params: unknown[]): Promise<IngestResult> {
-  const [row] = await sql.unsafe<{ r: { id: number | null; tx_ids: string[]; new_tx_ids?: string[] } }[]>(`SELECT ${call} AS r`, params as never[], {
+async function mempoolFunction(tx: Tx, id: number, u: ChainUpdate, call: string, params: unknown[]): Promise<IngestResult> {
+  const [row] = await tx.unsafe<{ r: { tx_ids: string[]; new_tx_ids?: string[] } }[]>(`SELECT ${call} AS r`, [id, ...params] as never[], {
     prepare: true,
   });
-  const result = emptyResult(u, row?.r.id ?? null);
+  const result = emptyResult(u, id);
   result.txIds.push(...(row?.r.tx_ids ?? []));
   if (row?.r.new_tx_ids) result.newMempoolTxs = row.r.new_tx_ids;
   return result;
 }
 
-/** The raw message, the new pending txs (one already mined on the canonical chain does not return) and the push_outbox row. */
-function ingestMempool(sql: Sql, path: string, body: string, u: Extract<ChainUpdate, { kind: 'mempool' }>, pushOutbox: boolean) {
-  return mempoolFunction(sql, u, 'ingest_mempool($1, $2, $3, $4::text::json, $5)', [path, bodySha256(body), body, json(u.txs), pushOutbox]);
+/** The new pending txs (one already mined on the canonical chain does not return) and the push_outbox row. */
+function applyMempool(tx: Tx, id: number, u: Extract<ChainUpdate, { kind: 'mempool' }>, pushOutbox: boolean) {
+  return mempoolFunction(tx, id, u, 'project_mempool($1, $2::text::json, $3)', [json(u.txs), pushOutbox]);
 }
 
 const DROP_STATUS: Record<string, string> = {
@@ -631,12 +592,9 @@ export function dropStatus(reason: string): string {
   return DROP_STATUS[reason] ?? 'dropped_' + reason.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase();
 }
 
-/** The raw message, the dropped txs (status from the reason, replaced_by when the node names one) and the push_outbox row. */
-function dropMempool(sql: Sql, path: string, body: string, u: Extract<ChainUpdate, { kind: 'drop_mempool' }>, pushOutbox: boolean) {
-  return mempoolFunction(sql, u, 'drop_mempool($1, $2, $3, $4::text[], $5, $6, $7)', [
-    path,
-    bodySha256(body),
-    body,
+/** The dropped txs (status from the reason, replaced_by when the node names one) and the push_outbox row. */
+function dropMempool(tx: Tx, id: number, u: Extract<ChainUpdate, { kind: 'drop_mempool' }>, pushOutbox: boolean) {
+  return mempoolFunction(tx, id, u, 'project_drop_mempool($1, $2::text[], $3, $4, $5)', [
     u.txIds,
     dropStatus(u.reason),
     u.newTxId,

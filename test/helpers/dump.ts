@@ -26,3 +26,38 @@ export async function dumpDatabase(sql: Sql): Promise<Record<string, readonly un
       FROM mempool_txs ORDER BY tx_id`,
   };
 }
+
+/** Tables of configuration and bookkeeping, not derived from the chain (or with their own arrival-time rows). */
+const NOT_DERIVED = new Set([
+  'schema_migrations',
+  'api_keys',
+  'cache_version',
+  'derived_appliers',
+  'push_interest',
+  'push_messages',
+  'push_outbox',
+  'projector_state',
+  'chain_network',
+  'bns_imports',
+  'bns_v2_contracts',
+]);
+/** Arrival and bookkeeping times: they differ between two ingests of the same stream. */
+const VOLATILE_COLUMNS = ['received_at', 'created_at', 'recorded_at', 'imported_at', 'applied_at', 'failed_at'];
+
+/**
+ * dumpDatabase, plus every other table derived from the chain (balances, custody, principal indexes, names, PoX
+ * cycles, …), whole rows sorted, without arrival times: two databases fed the same stream must be equal here.
+ */
+export async function dumpEverything(sql: Sql): Promise<Record<string, readonly unknown[]>> {
+  const base = await dumpDatabase(sql);
+  const tables = await sql<{ t: string }[]>`SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY 1`;
+  const out: Record<string, readonly unknown[]> = { ...base };
+  for (const { t } of tables) {
+    if (t in base || NOT_DERIVED.has(t)) continue;
+    const rows = await sql.unsafe<{ r: string }[]>(`SELECT (to_jsonb(x) - $1::text[])::text AS r FROM "${t}" x`, [VOLATILE_COLUMNS]);
+    out[t] = rows.map((r) => r.r).sort();
+  }
+  const [p] = await sql<{ applied_id: string }[]>`SELECT applied_id::text FROM projector_state`;
+  out.projector_state = [p?.applied_id ?? null];
+  return out;
+}

@@ -1,6 +1,7 @@
 // Replays event-observer messages the way a Stacks node delivers them: strictly one at a time, in order, and a
 // message that did not get a 200 (any other status, a refused or reset connection, a timeout) is sent again after a
 // short pause until it does — the node never skips a message.
+import { settled } from './service.js';
 import type { FixtureLine } from './fixtures.js';
 
 export interface NodeReplayOptions {
@@ -66,7 +67,7 @@ export async function deliverUntilAccepted(
   }
 }
 
-/** Delivers every line in order, each until it is accepted. */
+/** Delivers every line in order, each until it is accepted, then waits until the service has applied them all. */
 export async function nodeReplay(lines: Pick<FixtureLine, 'path' | 'body'>[], opts: NodeReplayOptions): Promise<NodeReplayStats> {
   const stats: NodeReplayStats = { messages: 0, attempts: 0, failures: {} };
   for (let i = 0; i < lines.length; i++) {
@@ -74,5 +75,6 @@ export async function nodeReplay(lines: Pick<FixtureLine, 'path' | 'body'>[], op
     stats.messages++;
     await opts.afterAccepted?.(i);
   }
+  await settled(opts.observer, opts.giveUpAfterMs ?? 60_000);
   return stats;
 }

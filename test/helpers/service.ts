@@ -38,7 +38,10 @@ export async function startTestService(env: Record<string, string> = {}): Promis
   };
 }
 
-/** POSTs each line to the observer in order, as a node does; returns the statuses. */
+/**
+ * POSTs each line to the observer in order, as a node does, then waits until the projector has applied everything
+ * acknowledged (the REST API shows it); returns the statuses.
+ */
 export async function replay(observer: string, lines: FixtureLine[]): Promise<number[]> {
   const statuses: number[] = [];
   for (const l of lines) {
@@ -46,5 +49,28 @@ export async function replay(observer: string, lines: FixtureLine[]): Promise<nu
     await res.arrayBuffer();
     statuses.push(res.status);
   }
+  await settled(observer);
   return statuses;
+}
+
+/**
+ * Waits until every message the observer acknowledged is applied (its GET /status: applied_id reaches
+ * acknowledged_id), through restarts of the service or its database (a failure the projector reports may heal: it
+ * retries). Throws after `timeoutMs`, with the last status seen.
+ */
+export async function settled(observer: string | (() => string), timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const res = await fetch((typeof observer === 'function' ? observer() : observer) + '/status');
+      const s = (await res.json()) as { acknowledged_id: number; applied_id: number; failure: { id: number; reason: string } | null };
+      last = s;
+      if (res.status === 200 && s.applied_id >= s.acknowledged_id) return;
+    } catch (err) {
+      last = err; // the service restarts, or its database does: keep asking
+    }
+    if (Date.now() > deadline) throw new Error(`projection not caught up after ${timeoutMs} ms: ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
 }

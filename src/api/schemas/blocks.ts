@@ -117,6 +117,33 @@ export const PushStatusResponse = component(
   }),
 );
 
+export const IngestStatusResponse = component(
+  'IngestStatus',
+  z.object({
+    state: z.enum(['caught_up', 'applying', 'failed']),
+    acknowledged_id: z.int().min(0).describe('newest message acknowledged to the node (appended to the log)'),
+    applied_id: z.int().min(0).describe('last message applied to the tables REST and push read'),
+    applied_at: z.string().nullable(),
+    pending_messages: z.int().min(0).describe('acknowledged, not applied yet'),
+    behind_ms: z.number().min(0).describe('age of the oldest message not applied yet (0 when caught up)'),
+    failure: z
+      .object({ id: z.int(), reason: z.string(), at: z.string().nullable() })
+      .nullable()
+      .describe('the message the projector cannot apply (it retries; the observer keeps acknowledging)'),
+    process: z
+      .object({
+        applied_id: z.int(),
+        known_logged_id: z.int(),
+        messages_applied: z.int(),
+        batches: z.int(),
+        lag_ms: z.object({ samples: z.int(), p50: z.number().nullable(), p99: z.number().nullable(), max: z.number().nullable() }),
+        failure: z.object({ id: z.int(), reason: z.string(), at: z.string() }).nullable(),
+      })
+      .nullable()
+      .describe("this process's projector: acknowledgement → projection lag of its last 4,096 messages (null where no observer runs)"),
+  }),
+);
+
 export const NodePoolStatus = component(
   'NodePoolStatus',
   z

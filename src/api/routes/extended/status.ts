@@ -3,7 +3,9 @@ import { endpoint, raw } from '../../endpoint.js';
 import { httpError, json, redirect } from '../../../http/response.js';
 import type { ApiContext } from '../../context.js';
 import { statusRows } from '../../../store/status.js';
-import { NodePoolStatus, StatusResponse, PushStatusResponse } from '../../schemas/blocks.js';
+import { NodePoolStatus, StatusResponse, PushStatusResponse, IngestStatusResponse } from '../../schemas/blocks.js';
+import { projectorRow } from '../../../store/event-log.js';
+import { ingestStatus } from '../../../observer/projector.js';
 
 export async function statusJson(ctx: ApiContext): Promise<Record<string, unknown>> {
   const { pox, tip, microblock } = await statusRows(ctx.sql);
@@ -77,6 +79,23 @@ export const statusEndpoints = [
       const m = ctx.pushMetrics?.();
       return raw(m ? json(200, m, { 'cache-control': 'no-store' }) : httpError(503, 'The real-time push is not running in this process'));
     },
+  }),
+  endpoint({
+    method: 'GET',
+    path: '/extended/v1/status/ingest',
+    operationId: 'get_ingest_status',
+    summary: 'Ingestion: acknowledged and applied messages',
+    description:
+      "The observer acknowledges a node's message once it is in the durable log; the projector applies the log to the " +
+      'tables REST and push read, in order. This shows the newest acknowledged and the last applied message, how far ' +
+      'behind the projector is, the message it cannot apply if it is stuck, and (in the process that runs the ' +
+      'observer) its acknowledgement → projection lag. Not part of the reference API.',
+    tags: ['Info'],
+    response: IngestStatusResponse,
+    responseDescription: 'Ingestion status',
+    errors: [503],
+    cache: 'none',
+    handler: async (_input, ctx) => raw(json(200, ingestStatus(await projectorRow(ctx.sql), ctx.ingestMetrics?.()), { 'cache-control': 'no-store' })),
   }),
   endpoint({
     method: 'GET',

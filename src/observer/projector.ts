@@ -1,0 +1,415 @@
+/**
+ * The projector: applies the durable log (event_log) to the derived tables, in id order, exactly once.
+ *
+ * The observer acknowledges a message once it is appended to the log (src/observer/pipeline.ts) and hands the
+ * decoded message over; the projector applies it a few milliseconds later. Each transaction applies a batch of
+ * consecutive messages and moves projector_state.applied_id to the batch's last id (sql/0070_projector.sql), so a
+ * crash or restart resumes right after the last committed batch. Caught up, a batch is the one message just logged;
+ * behind (a node syncing, an import, a restart after downtime), a batch takes up to `maxBatch` messages and pays one
+ * commit for all of them.
+ *
+ * Push: a batch ends after any message the push publisher records (pushOutbox), so its listeners see the database as
+ * of that message, as they did when each message had its own transaction (a subscriber never sees a state the REST
+ * API would deny, nor a later one in a message about an earlier change).
+ *
+ * A message that cannot be applied stops the projector at that message: the error is logged and recorded in
+ * projector_state (the status routes show it), the observer keeps acknowledging into the log, and the projector
+ * retries with a pause doubling up to 30 s (a database restart heals by itself; a bug needs a fix and a restart).
+ */
+import type { Logger } from 'pino';
+import type { Sql } from '../store/connect.js';
+import { applyMessage, type IngestResult, type LoggedUpdate } from '../store/ingest.js';
+import { lockProjector, logBodies, markApplied, pendingMessages, recordProjectorFailure, logPosition, type ProjectorRow } from '../store/event-log.js';
+import { isPushable, type ChainUpdate } from '../chain/types.js';
+
+export interface CommittedMessage {
+  path: string;
+  update: ChainUpdate;
+  result: IngestResult;
+  /** a push_outbox row was committed with the change: the push publisher owes it a publication */
+  outbox: boolean;
+}
+
+/** Turns a logged message back into its update (the observer's decoder; `receivedAt` in ms). */
+export type LogDecoder = (path: string, body: string, receivedAt: number) => ChainUpdate;
+
+export interface ProjectorOptions {
+  /** messages per transaction at most (default 500) */
+  maxBatch?: number;
+  /** body characters per transaction at most (default 32 MB) */
+  maxBatchChars?: number;
+  /** decoded messages kept in memory between the acknowledgement and the projection (default 64 MB of bodies) */
+  maxKnownChars?: number;
+  /** pause before retrying a failed message: doubles from min to max (ms; default 250 → 30,000) */
+  retryMs?: { min: number; max: number };
+}
+
+interface Known extends LoggedUpdate {
+  /** performance.now() when the append committed */
+  ackedAt: number;
+}
+
+export interface ProjectorMetrics {
+  applied_id: number;
+  /** the newest id this process appended or was told of */
+  known_logged_id: number;
+  messages_applied: number;
+  batches: number;
+  /** ms from acknowledgement to projection commit, over the last 4,096 messages acknowledged by this process */
+  lag_ms: { samples: number; p50: number | null; p99: number | null; max: number | null };
+  failure: { id: number; reason: string; at: string } | null;
+}
+
+const LAG_SAMPLES = 4096;
+
+export class Projector {
+  /** set by the push publisher (see ObserverPipeline.pushOutbox) */
+  pushOutbox: boolean | ((u: ChainUpdate) => boolean) = false;
+  /** Blocks on the canonical tip go through the one-statement path; false sends every block through the general one. */
+  fastBlocks = true;
+
+  private readonly listeners: ((m: CommittedMessage) => void | Promise<unknown>)[] = [];
+  private readonly known = new Map<number, Known>();
+  private knownChars = 0;
+  private applied = 0;
+  private newest = 0;
+  private waiters: { id: number; resolve: () => void }[] = [];
+  /** resolves once run() has read the log's position (settled() waits for it) */
+  private readonly ready: Promise<void>;
+  private loaded!: () => void;
+  private wake: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  private stopping = false;
+  private failure: { id: number; reason: string; at: Date } | undefined;
+  private readonly lags = new Float64Array(LAG_SAMPLES);
+  private lagCount = 0;
+  private messagesApplied = 0;
+  private batches = 0;
+  /** ANALYZE as the tables grow from empty (see refreshStatistics) */
+  private analyzeAt = 64;
+  private analyzing = false;
+  private readonly maxBatch: number;
+  private readonly maxBatchChars: number;
+  private readonly maxKnownChars: number;
+  private readonly retry: { min: number; max: number };
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly log: Logger,
+    private readonly decode: LogDecoder,
+    opts: ProjectorOptions = {},
+  ) {
+    this.maxBatch = opts.maxBatch ?? 500;
+    this.maxBatchChars = opts.maxBatchChars ?? 32 * 1024 * 1024;
+    this.maxKnownChars = opts.maxKnownChars ?? 64 * 1024 * 1024;
+    this.retry = opts.retryMs ?? { min: 250, max: 30_000 };
+    this.ready = new Promise((resolve) => (this.loaded = resolve));
+  }
+
+  /**
+   * Called after each projection COMMIT, once per message, in log order. A listener that returns a promise is awaited
+   * before the next batch starts, so it can read the database as of that commit (the push publisher relies on it).
+   */
+  onCommitted(listener: (m: CommittedMessage) => void | Promise<unknown>): void {
+    this.listeners.push(listener);
+  }
+
+  /** Starts applying from where the log was left (idempotent; a database that is down is waited for). */
+  async start(): Promise<void> {
+    if (this.loop) return;
+    this.stopping = false;
+    this.loop = this.run();
+  }
+
+  /** Finishes the batch in flight and stops; what is logged and not applied stays in the log for the next start. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.kick();
+    await this.loop;
+    this.loop = undefined;
+  }
+
+  get running(): boolean {
+    return this.loop !== undefined && !this.stopping;
+  }
+
+  /** A message this process appended (decoded: the projection does not read or decode it again). */
+  logged(m: LoggedUpdate): void {
+    this.newest = Math.max(this.newest, m.id);
+    if (this.knownChars + m.body.length <= this.maxKnownChars) {
+      this.known.set(m.id, { ...m, ackedAt: performance.now() });
+      this.knownChars += m.body.length;
+    }
+    this.kick();
+  }
+
+  /** Messages were appended by someone else (or up to `id`): look at the log. */
+  kick(id?: number): void {
+    if (id !== undefined) this.newest = Math.max(this.newest, id);
+    const w = this.wake;
+    this.wake = undefined;
+    w?.();
+  }
+
+  /**
+   * Resolves once every message up to `id` (default: the newest logged one this process knows of: what the log held
+   * when the projector started, and what was appended since) is applied. Resolves at once when stopping.
+   */
+  async settled(id?: number): Promise<void> {
+    if (this.loop && !this.stopping) await Promise.race([this.ready, this.loop]);
+    const target = id ?? this.newest;
+    if (this.applied >= target || this.stopping || !this.loop) return;
+    return new Promise((resolve) => this.waiters.push({ id: target, resolve }));
+  }
+
+  /** the newest id this process appended or was told of */
+  get newestId(): number {
+    return this.newest;
+  }
+
+  get appliedId(): number {
+    return this.applied;
+  }
+
+  get lastFailure(): { id: number; reason: string; at: Date } | undefined {
+    return this.failure;
+  }
+
+  metrics(): ProjectorMetrics {
+    const n = Math.min(this.lagCount, LAG_SAMPLES);
+    const sorted = Array.from(this.lags.subarray(0, n)).sort((a, b) => a - b);
+    const q = (p: number) => (n ? Math.round(sorted[Math.min(n - 1, Math.floor(p * n))] * 10) / 10 : null);
+    return {
+      applied_id: this.applied,
+      known_logged_id: this.newest,
+      messages_applied: this.messagesApplied,
+      batches: this.batches,
+      lag_ms: { samples: n, p50: q(0.5), p99: q(0.99), max: n ? Math.round(sorted[n - 1] * 10) / 10 : null },
+      failure: this.failure ? { id: this.failure.id, reason: this.failure.reason, at: this.failure.at.toISOString() } : null,
+    };
+  }
+
+  private async run(): Promise<void> {
+    /** apply one message per transaction up to this id (isolating the message a failed batch stumbled on) */
+    let isolateUpTo = 0;
+    let pause = this.retry.min;
+    while (!this.stopping) {
+      try {
+        // where the last run left the log, and what it holds: settled() waits for all of it, not only for what this
+        // process appends (an import re-run whose lines are all logged already must still apply the rest)
+        const at = await logPosition(this.sql);
+        this.applied = at.applied;
+        this.newest = Math.max(this.newest, at.logged);
+        break;
+      } catch (err) {
+        await this.failed(this.applied + 1, err, pause);
+        pause = Math.min(pause * 2, this.retry.max);
+      }
+    }
+    this.newest = Math.max(this.newest, this.applied);
+    this.loaded();
+    while (!this.stopping) {
+      let batch: (LoggedUpdate & { outbox: boolean; ackedAt?: number })[];
+      try {
+        batch = await this.nextBatch(isolateUpTo > this.applied ? 1 : this.maxBatch);
+      } catch (err) {
+        await this.failed(this.applied + 1, err, pause);
+        pause = Math.min(pause * 2, this.retry.max);
+        continue;
+      }
+      if (!batch.length) {
+        this.settle();
+        await this.idle();
+        continue;
+      }
+      let results: IngestResult[] | undefined;
+      try {
+        results = await this.apply(batch);
+      } catch (err) {
+        if (batch.length > 1) {
+          isolateUpTo = batch[batch.length - 1].id;
+          continue;
+        }
+        await this.failed(batch[0].id, err, pause);
+        pause = Math.min(pause * 2, this.retry.max);
+        continue;
+      }
+      if (!results) continue; // another projector moved first: start again from its place
+      pause = this.retry.min;
+      if (this.failure) {
+        this.log.info({ id: this.failure.id }, 'projector: the message that failed is applied now');
+        this.failure = undefined;
+      }
+      const now = performance.now();
+      for (const m of batch) {
+        if (m.ackedAt !== undefined) this.lags[this.lagCount++ % LAG_SAMPLES] = now - m.ackedAt;
+        const k = this.known.get(m.id);
+        if (k) {
+          this.knownChars -= k.body.length;
+          this.known.delete(m.id);
+        }
+      }
+      this.messagesApplied += batch.length;
+      this.batches++;
+      this.refreshStatistics();
+      for (let i = 0; i < batch.length; i++) {
+        const m = batch[i];
+        for (const l of this.listeners) {
+          try {
+            await l({ path: m.path, update: m.update, result: results[i], outbox: m.outbox });
+          } catch (err) {
+            this.log.error({ err }, 'committed-message listener failed');
+          }
+        }
+      }
+      this.settle();
+    }
+    this.settle();
+  }
+
+  /** The next messages after the applied one, decoded, cut after the first one the push publisher records. */
+  private async nextBatch(limit: number): Promise<(LoggedUpdate & { outbox: boolean; ackedAt?: number })[]> {
+    const rows = await pendingMessages(this.sql, this.applied, limit);
+    if (!rows.length) return [];
+    const take: typeof rows = [];
+    let chars = 0;
+    for (const r of rows) {
+      if (take.length && chars + r.size > this.maxBatchChars) break;
+      take.push(r);
+      chars += r.size;
+    }
+    const missing = take.filter((r) => !this.known.has(r.id)).map((r) => r.id);
+    const bodies = await logBodies(this.sql, missing);
+    const batch: (LoggedUpdate & { outbox: boolean; ackedAt?: number })[] = [];
+    for (const r of take) {
+      const k = this.known.get(r.id);
+      let m: LoggedUpdate & { ackedAt?: number };
+      if (k) m = k;
+      else {
+        const body = bodies.get(r.id);
+        if (body === undefined) break; // not visible (cannot happen: ids are read from the same table)
+        try {
+          m = { id: r.id, path: r.path, body, update: this.decode(r.path, body, r.receivedAt) };
+        } catch (err) {
+          if (batch.length) break; // apply what precedes it; this one fails on its own next time
+          throw Object.assign(new Error(`logged message ${r.id} (${r.path}) no longer decodes: ${(err as Error).message}`), { cause: err });
+        }
+      }
+      const outbox = isPushable(m.update) && (typeof this.pushOutbox === 'function' ? this.pushOutbox(m.update) : this.pushOutbox);
+      batch.push({ ...m, outbox });
+      if (outbox) break;
+    }
+    return batch;
+  }
+
+  /** One transaction for the batch; undefined when another projector had moved past this one's place. */
+  private async apply(batch: (LoggedUpdate & { outbox: boolean })[]): Promise<IngestResult[] | undefined> {
+    const outcome = (await this.sql.begin(async (tx) => {
+      const t = tx as unknown as Sql;
+      const committed = await lockProjector(t);
+      if (committed !== this.applied) return { moved: committed };
+      const results: IngestResult[] = [];
+      for (const m of batch) results.push(await applyMessage(t, m, { pushOutbox: m.outbox, fastBlocks: this.fastBlocks }));
+      await markApplied(t, batch[batch.length - 1].id);
+      return { results };
+    })) as unknown as { moved?: number; results?: IngestResult[] };
+    if (outcome.results) {
+      this.applied = batch[batch.length - 1].id;
+      return outcome.results;
+    }
+    // another projector (another process) applied these messages, or the state was reset: the database is right
+    this.log.warn({ ours: this.applied, theirs: outcome.moved }, 'projector: the log position moved under this projector');
+    this.applied = outcome.moved ?? 0;
+    for (const id of [...this.known.keys()]) {
+      if (id <= this.applied) {
+        this.knownChars -= this.known.get(id)!.body.length;
+        this.known.delete(id);
+      }
+    }
+    return undefined;
+  }
+
+  private async failed(id: number, err: unknown, pause: number): Promise<void> {
+    const reason = (err as Error)?.message ?? String(err);
+    const first = this.failure?.id !== id || this.failure.reason !== reason;
+    this.failure = { id, reason, at: new Date() };
+    if (first) this.log.error({ err, id }, `projector stopped at message ${id}: ${reason} (the observer keeps logging; retrying)`);
+    else this.log.warn({ id, retry_ms: pause }, `projector: message ${id} still fails: ${reason}`);
+    try {
+      await recordProjectorFailure(this.sql, id, reason);
+    } catch {
+      /* the database is what failed: the status shows this process's record */
+    }
+    await this.idle(pause);
+  }
+
+  /** Waits for a kick, a stop, or `ms` (default 1 s: messages appended by another process are found by polling). */
+  private idle(ms = 1000): Promise<void> {
+    if (this.stopping) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      timer.unref?.();
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
+  private settle(): void {
+    if (!this.waiters.length) return;
+    const keep: typeof this.waiters = [];
+    for (const w of this.waiters) {
+      if (this.applied >= w.id || this.stopping) w.resolve();
+      else keep.push(w);
+    }
+    this.waiters = keep;
+  }
+
+  /**
+   * A database filled from empty (a node syncing from genesis, import-events) grows much faster than autovacuum
+   * re-analyzes it (once a minute at best): the statements' plans, made when the tables were nearly empty, go on
+   * scanning whole tables. So the projector runs ANALYZE itself, in the background, each time its count of applied
+   * messages doubles from 64 up to about a million; past that the tables are big enough for autovacuum's pace.
+   */
+  private refreshStatistics(): void {
+    if (this.messagesApplied < this.analyzeAt || this.analyzing || this.analyzeAt > 1 << 20) return;
+    while (this.analyzeAt <= this.messagesApplied) this.analyzeAt *= 2;
+    this.analyzing = true;
+    this.sql`ANALYZE`
+      .catch((err: unknown) => this.log.warn({ err }, 'ANALYZE failed'))
+      .finally(() => (this.analyzing = false));
+  }
+}
+
+export interface IngestStatus {
+  state: 'caught_up' | 'applying' | 'failed';
+  acknowledged_id: number;
+  applied_id: number;
+  applied_at: string | null;
+  pending_messages: number;
+  /** ms since the oldest message not applied yet arrived (0 when caught up) */
+  behind_ms: number;
+  failure: { id: number; reason: string; at: string | null } | null;
+  /** this process's projector (null where no observer runs) */
+  process: ProjectorMetrics | null;
+}
+
+/** The ingest status routes' answer (GET /extended/v1/status/ingest, the observer's GET /status). */
+export function ingestStatus(row: ProjectorRow, metrics: ProjectorMetrics | undefined, now = Date.now()): IngestStatus {
+  const failure =
+    row.failed_id !== null
+      ? { id: row.failed_id, reason: row.failed_reason ?? '', at: row.failed_at?.toISOString() ?? null }
+      : metrics?.failure ?? null;
+  return {
+    state: failure ? 'failed' : row.pending > 0 ? 'applying' : 'caught_up',
+    acknowledged_id: row.logged_id,
+    applied_id: row.applied_id,
+    applied_at: row.applied_at?.toISOString() ?? null,
+    pending_messages: row.pending,
+    behind_ms: row.oldest_pending_at ? Math.max(0, now - row.oldest_pending_at.getTime()) : 0,
+    failure,
+    process: metrics ?? null,
+  };
+}

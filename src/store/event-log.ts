@@ -1,0 +1,149 @@
+/**
+ * The durable log of observer messages (event_log) and the projector's place in it (projector_state,
+ * sql/0070_projector.sql). Appending a message is what the observer's 200 means; the projector applies the log to the
+ * derived tables in id order (src/observer/projector.ts).
+ */
+import { createHash } from 'node:crypto';
+import type { Sql } from './connect.js';
+
+export function bodySha256(body: string): string {
+  return createHash('sha256').update(body).digest('hex');
+}
+
+export interface AppendEntry {
+  path: string;
+  body: string;
+  /** arrival time, ms since the epoch (a recorded stream keeps its own) */
+  receivedAt: number;
+}
+
+/**
+ * Appends messages in ONE statement (one implicit transaction), ids in the entries' order. Returns each entry's new id,
+ * or null for a message logged before (same path and body: a re-delivery changes nothing), including a repeat within
+ * the same call.
+ */
+export async function appendToLog(sql: Sql, entries: readonly AppendEntry[]): Promise<(number | null)[]> {
+  if (!entries.length) return [];
+  const rows = entries.map((e, ord) => ({ ord, path: e.path, sha: bodySha256(e.body), body: e.body, at: e.receivedAt / 1000 }));
+  const inserted = await sql.unsafe<{ id: string; path: string; body_sha256: string }[]>(
+    `INSERT INTO event_log (received_at, path, body_sha256, body)
+     SELECT to_timestamp(r.at), r.path, r.sha, r.body
+     FROM json_to_recordset($1::text::json) AS r(ord integer, path text, sha text, body text, at double precision)
+     ORDER BY r.ord
+     ON CONFLICT (path, body_sha256) DO NOTHING
+     RETURNING id::text AS id, path, body_sha256`,
+    [JSON.stringify(rows)],
+    { prepare: true },
+  );
+  const idOf = new Map(inserted.map((r) => [r.path + '\n' + r.body_sha256, Number(r.id)]));
+  return rows.map((r) => {
+    const key = r.path + '\n' + r.sha;
+    const id = idOf.get(key);
+    if (id === undefined) return null;
+    idOf.delete(key); // a repeat later in the same call is a duplicate
+    return id;
+  });
+}
+
+/** Records a message that failed validation; nothing else is written. */
+export async function recordDeadLetter(sql: Sql, path: string, body: string, reason: string): Promise<void> {
+  await sql`INSERT INTO dead_letters (path, reason, body) VALUES (${path}, ${reason}, ${body})`;
+}
+
+export interface PendingMessage {
+  id: number;
+  path: string;
+  /** ms since the epoch */
+  receivedAt: number;
+  /** body length in characters (batches are bounded by size) */
+  size: number;
+}
+
+/** The next logged messages after `afterId`, oldest first, without their bodies. */
+export async function pendingMessages(sql: Sql, afterId: number, limit: number): Promise<PendingMessage[]> {
+  const rows = await sql<{ id: string; path: string; at: number; size: number }[]>`
+    SELECT id::text AS id, path, extract(epoch FROM received_at)::float8 * 1000 AS at, length(body) AS size
+    FROM event_log WHERE event_log.id > ${afterId} ORDER BY event_log.id LIMIT ${limit}`;
+  return rows.map((r) => ({ id: Number(r.id), path: r.path, receivedAt: Number(r.at), size: Number(r.size) }));
+}
+
+/** Bodies of logged messages by id. */
+export async function logBodies(sql: Sql, ids: readonly number[]): Promise<Map<number, string>> {
+  if (!ids.length) return new Map();
+  const rows = await sql<{ id: string; body: string }[]>`
+    SELECT id::text AS id, body FROM event_log WHERE id = ANY(${ids.map(String)}::bigint[])`;
+  return new Map(rows.map((r) => [Number(r.id), r.body]));
+}
+
+export interface ProjectorRow {
+  applied_id: number;
+  applied_at: Date | null;
+  failed_id: number | null;
+  failed_reason: string | null;
+  failed_at: Date | null;
+  /** newest logged id (0 on an empty log) */
+  logged_id: number;
+  /** arrival time of the oldest message not applied yet */
+  oldest_pending_at: Date | null;
+  pending: number;
+}
+
+/** Where the projector stands in the log (any process can read it: the status route of an api process does). */
+export async function projectorRow(sql: Sql): Promise<ProjectorRow> {
+  const [r] = await sql<
+    {
+      applied_id: string;
+      applied_at: Date | null;
+      failed_id: string | null;
+      failed_reason: string | null;
+      failed_at: Date | null;
+      logged_id: string;
+      oldest_pending_at: Date | null;
+      pending: string;
+    }[]
+  >`
+    SELECT p.applied_id::text AS applied_id, p.applied_at, p.failed_id::text AS failed_id, p.failed_reason, p.failed_at,
+      COALESCE((SELECT max(id) FROM event_log), 0)::text AS logged_id,
+      (SELECT received_at FROM event_log WHERE id > p.applied_id ORDER BY id LIMIT 1) AS oldest_pending_at,
+      (SELECT count(*) FROM event_log WHERE id > p.applied_id)::text AS pending
+    FROM projector_state p`;
+  if (!r) {
+    return { applied_id: 0, applied_at: null, failed_id: null, failed_reason: null, failed_at: null, logged_id: 0, oldest_pending_at: null, pending: 0 };
+  }
+  return {
+    ...r,
+    applied_id: Number(r.applied_id),
+    failed_id: r.failed_id === null ? null : Number(r.failed_id),
+    logged_id: Number(r.logged_id),
+    pending: Number(r.pending),
+  };
+}
+
+/** The id of the last applied message, and of the newest logged one. */
+export async function logPosition(sql: Sql): Promise<{ applied: number; logged: number }> {
+  const [r] = await sql<{ applied: string | null; logged: string }[]>`
+    SELECT (SELECT applied_id FROM projector_state)::text AS applied, COALESCE((SELECT max(id) FROM event_log), 0)::text AS logged`;
+  return { applied: Number(r?.applied ?? 0), logged: Number(r?.logged ?? 0) };
+}
+
+/**
+ * Inside the projector's transaction: takes the projector's row lock (one projector at a time per database) and
+ * returns the applied id as committed, so a second projector (another process) never applies a message twice.
+ */
+export async function lockProjector(tx: Sql): Promise<number> {
+  const [r] = await tx<{ applied_id: string }[]>`
+    INSERT INTO projector_state (id) VALUES (1) ON CONFLICT (id) DO UPDATE SET id = EXCLUDED.id
+    RETURNING applied_id::text AS applied_id`;
+  return Number(r.applied_id);
+}
+
+/** Inside the projector's transaction, with its last statements: the new place in the log, failure cleared. */
+export function markApplied(tx: Sql, id: number) {
+  return tx`
+    UPDATE projector_state SET applied_id = ${id}, applied_at = now(), failed_id = NULL, failed_reason = NULL, failed_at = NULL`;
+}
+
+/** The message the projector could not apply (the log keeps growing behind it). */
+export async function recordProjectorFailure(sql: Sql, id: number, reason: string): Promise<void> {
+  await sql`UPDATE projector_state SET failed_id = ${id}, failed_reason = ${reason}, failed_at = now()`;
+}

@@ -1,0 +1,164 @@
+/**
+ * The projector (src/observer/projector.ts): the observer acknowledges at the log, the projector applies the log to
+ * every derived table in batches. A batch of any size gives the tables one-by-one application gives, forks included;
+ * a message it cannot apply stops it there (the observer keeps acknowledging) until it is fixed.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createLogger } from '../src/logger.js';
+import { loadConfig } from '../src/config.js';
+import { startService } from '../src/service.js';
+import { importEvents } from '../src/replay.js';
+import { ChainGenerator } from '../load/generate.js';
+import { createTestDatabase, emptyChainTables, type TestDatabase } from './helpers/db.js';
+import { dumpEverything } from './helpers/dump.js';
+import { FIXTURES_DIR, fixtureNames, readFixture } from './helpers/fixtures.js';
+import { testPipeline } from './helpers/pipeline.js';
+import { settled, startTestService } from './helpers/service.js';
+
+const quiet = createLogger('silent');
+const BATCHES = [1, 7, 500];
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'sp-projector-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A generated chain with forks, microblock streams and mempool traffic, as a TSV file. */
+async function generatedChain(): Promise<string> {
+  const gen = new ChainGenerator({ blocks: 60, txsPerBlock: 6, seed: 'projector', forks: true, forkEvery: 7, forkDepth: 2, microblockEvery: 3 });
+  const lines: string[] = [];
+  let i = 0;
+  for await (const m of gen.messages()) lines.push(`${++i}\t${new Date(1_700_000_000_000 + i * 1000).toISOString()}\t${m.path}\t${m.body}`);
+  expect(gen.summary().orphanedBlocks).toBeGreaterThan(0);
+  const file = path.join(dir, 'generated.tsv');
+  writeFileSync(file, lines.join('\n') + '\n');
+  return file;
+}
+
+describe('batch projection = one-by-one projection', () => {
+  const dbs: TestDatabase[] = [];
+  beforeAll(async () => {
+    for (const n of BATCHES) dbs.push(await createTestDatabase(`sp_batch${n}`));
+  });
+  afterAll(async () => {
+    for (const db of dbs) await db.drop();
+  });
+
+  async function importAt(file: string) {
+    const dumps: Record<string, readonly unknown[]>[] = [];
+    const batches: number[] = [];
+    for (let i = 0; i < BATCHES.length; i++) {
+      const db = dbs[i];
+      await emptyChainTables(db.sql);
+      const pipeline = testPipeline(db.sql, quiet, { projector: { maxBatch: BATCHES[i] } });
+      const stats = await importEvents(file, pipeline, quiet);
+      expect(stats.messages).toBeGreaterThan(0);
+      batches.push(pipeline.projector.metrics().batches);
+      await pipeline.stop();
+      dumps.push(await dumpEverything(db.sql));
+    }
+    // the sizes were really different: fewer transactions with bigger batches
+    expect(batches[0]).toBeGreaterThanOrEqual(batches[1]);
+    expect(batches[1]).toBeGreaterThanOrEqual(batches[2]);
+    return { dumps, batches };
+  }
+
+  for (const name of fixtureNames()) {
+    it(`${name}: batches of ${BATCHES.join(', ')} give the same tables`, async () => {
+      const { dumps, batches } = await importAt(path.join(FIXTURES_DIR, 'events', `${name}.tsv`));
+      const [one, ...rest] = dumps;
+      if ((one.event_log as unknown[]).length > 1) expect(batches[0]).toBeGreaterThan(batches[2]);
+      expect(Object.values(one).some((rows) => rows.length > 0)).toBe(true);
+      for (const other of rest) expect(other).toEqual(one);
+    }, 120_000);
+  }
+
+  it('a generated chain with forks and microblock streams: batches of 1, 7 and 500 give the same tables', async () => {
+    const { dumps, batches } = await importAt(await generatedChain());
+    const [one, ...rest] = dumps;
+    expect(batches[0]).toBeGreaterThan(batches[1]);
+    expect(batches[1]).toBeGreaterThan(batches[2]);
+    expect((one.blocks as { canonical: boolean }[]).some((b) => !b.canonical)).toBe(true);
+    for (const other of rest) expect(other).toEqual(one);
+  }, 180_000);
+});
+
+describe('a message the projector cannot apply', () => {
+  it('stops the projector there with a clear error while the observer keeps acknowledging; after the fix and a restart everything is applied in order', async () => {
+    const lines = readFixture('mocknet');
+    const blocks = lines.filter((l) => l.path === '/new_block');
+    const stuck = JSON.parse(blocks[4].body) as { block_height: number; index_block_hash: string };
+    const svc = await startTestService();
+    let restarted: Awaited<ReturnType<typeof startService>> | undefined;
+    const clean = await createTestDatabase('sp_clean');
+    try {
+      // test-only: the database refuses this one block (a bug the projector cannot get past)
+      await svc.db.sql.unsafe(`
+        CREATE FUNCTION refuse_block() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'forced failure for block %', NEW.block_height; END $$;
+        CREATE TRIGGER refuse_block BEFORE INSERT ON blocks FOR EACH ROW
+          WHEN (NEW.index_block_hash = '${stuck.index_block_hash}') EXECUTE FUNCTION refuse_block();`);
+      for (const l of lines) {
+        const res = await fetch(svc.observer + l.path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: l.body });
+        await res.arrayBuffer();
+        expect(res.status, `${l.id} ${l.path}`).toBe(200); // acknowledged: it is in the log
+      }
+      const [{ logged, stuckId }] = await svc.db.sql<{ logged: number; stuckId: number }[]>`
+        SELECT (SELECT max(id) FROM event_log)::int AS logged,
+          (SELECT id FROM event_log WHERE path = '/new_block' AND body::json->>'index_block_hash' = ${stuck.index_block_hash})::int AS "stuckId"`;
+      type Status = { state: string; acknowledged_id: number; applied_id: number; pending_messages: number; failure: { id: number; reason: string } | null };
+      let status: Status | undefined;
+      for (let i = 0; i < 400 && status?.state !== 'failed'; i++) {
+        status = (await (await fetch(svc.api + '/extended/v1/status/ingest')).json()) as Status;
+        if (status.state !== 'failed') await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(status).toMatchObject({ state: 'failed', acknowledged_id: logged, applied_id: stuckId - 1, failure: { id: stuckId } });
+      expect(status!.failure!.reason).toContain(`forced failure for block ${stuck.block_height}`);
+      expect(status!.pending_messages).toBe(logged - stuckId + 1);
+      // the observer's own status says the same
+      expect(((await (await fetch(svc.observer + '/status')).json()) as Status).failure?.id).toBe(stuckId);
+      // REST shows the chain up to the block before
+      const tip = (await (await fetch(svc.api + '/extended')).json()) as { chain_tip: { block_height: number } };
+      expect(tip.chain_tip.block_height).toBe(stuck.block_height - 1);
+
+      // the fix, then a restart on the same database: everything applied, in order, as a clean ingest
+      await svc.db.sql.unsafe('DROP TRIGGER refuse_block ON blocks; DROP FUNCTION refuse_block()');
+      await svc.service.close();
+      restarted = await startService(
+        loadConfig({ DATABASE_URL: svc.db.url, API_HOST: '127.0.0.1', API_PORT: '0', OBSERVER_PORT: '0', LOG_LEVEL: 'silent', RATE_LIMIT_ANON_RPM: '0' }),
+        quiet,
+      );
+      await settled(`http://127.0.0.1:${restarted.observerPort}`);
+      const after = (await (await fetch(`http://127.0.0.1:${restarted.apiPort}/extended/v1/status/ingest`)).json()) as Status;
+      expect(after).toMatchObject({ state: 'caught_up', acknowledged_id: logged, applied_id: logged, pending_messages: 0, failure: null });
+
+      const file = path.join(dir, 'mocknet.tsv');
+      writeFileSync(file, lines.map((l) => `${l.id}\t${l.timestamp}\t${l.path}\t${l.body}`).join('\n') + '\n');
+      const pipeline = testPipeline(clean.sql, quiet);
+      await importEvents(file, pipeline, quiet);
+      await pipeline.stop();
+      const want = await dumpEverything(clean.sql);
+      const got = await dumpEverything(svc.db.sql);
+      // arrival times of mempool txs came from the clock here and from the file there
+      for (const d of [want, got]) d.mempool_txs = (d.mempool_txs as Record<string, unknown>[]).map((r) => ({ ...r, receipt_time: 0 }));
+      // the failed attempts consumed change_seq values (a sequence is not rolled back): seq keeps its order, not its values
+      for (const d of [want, got]) for (const t of ['blocks', 'microblocks', 'txs', 'mempool_txs', 'burn_blocks']) d[t] = rankSeq(d[t] as Record<string, unknown>[]);
+      for (const t of Object.keys(want)) expect(got[t], t).toEqual(want[t]);
+    } finally {
+      await restarted?.close();
+      await svc.db.drop();
+      await clean.drop();
+    }
+  }, 120_000);
+});
+
+/** Rows with their `seq` replaced by its rank among the table's seq values. */
+function rankSeq(rows: Record<string, unknown>[]): Record<string, unknown>[] {
+  const order = [...new Set(rows.map((r) => Number(r.seq)))].sort((a, b) => a - b);
+  const rank = new Map(order.map((v, i) => [v, i]));
+  return rows.map((r) => ({ ...r, seq: rank.get(Number(r.seq)) }));
+}
