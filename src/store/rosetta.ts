@@ -154,10 +154,17 @@ export async function rosettaUnlocks(sql: Sql, block: RosettaBlockRow): Promise<
   return rows;
 }
 
+/**
+ * What the reference's Rosetta mempool holds (its anchored view): pending txs, and txs mined only in the unconfirmed
+ * microblock stream (pruned from the mempool, not in an anchor block yet).
+ */
+const ROSETTA_PENDING = `(NOT x.pruned OR x.tx_id IN (
+  SELECT t.tx_id FROM txs t WHERE t.index_block_hash = '' AND t.canonical AND t.microblock_canonical))`;
+
 /** The pending mempool tx ids, newest first. */
 export async function rosettaMempoolIds(sql: Sql): Promise<string[]> {
   const rows = await sql<{ tx_id: string }[]>`
-    SELECT tx_id FROM mempool_txs WHERE NOT pruned ORDER BY receipt_time DESC, tx_id`;
+    SELECT x.tx_id FROM mempool_txs x WHERE ${sql.unsafe(ROSETTA_PENDING)} ORDER BY x.receipt_time DESC, x.tx_id`;
   return rows.map((r) => r.tx_id);
 }
 
@@ -169,7 +176,22 @@ export interface RosettaMempoolRow {
 
 export async function rosettaMempoolTx(sql: Sql, txId: string): Promise<RosettaMempoolRow | undefined> {
   const [row] = await sql<RosettaMempoolRow[]>`
-    SELECT x.tx_id, x.api, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ${txId} AND NOT x.pruned`;
+    SELECT x.tx_id, x.api, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ${txId} AND ${sql.unsafe(ROSETTA_PENDING)}`;
+  return row;
+}
+
+/**
+ * A tx as the reference's getTx finds it (what its contract-call operations are built from): any stored placement up
+ * to the anchored tip's height (so not one in the unconfirmed microblock stream above it), canonical first, then the
+ * highest.
+ */
+export async function rosettaStoredTx(sql: Sql, txId: string): Promise<RosettaTxRow | undefined> {
+  const [row] = await sql<RosettaTxRow[]>`
+    SELECT ${sql.unsafe(TX_COLUMNS)}, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x
+    WHERE x.tx_id = ${txId}
+      AND x.block_height <= (SELECT COALESCE(MAX(block_height), 0) FROM blocks WHERE canonical)
+    ORDER BY x.canonical DESC, x.microblock_canonical DESC, x.block_height DESC
+    LIMIT 1`;
   return row;
 }
 
