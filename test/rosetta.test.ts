@@ -8,9 +8,19 @@ import { readFixture } from './helpers/fixtures.js';
 import { startTestService, replay, type TestService } from './helpers/service.js';
 import { migrate } from '../src/store/migrate.js';
 import { ChainGenerator, postMessage } from '../load/generate.js';
-import { txOperations, rosettaTransaction, stxDeltas, poxAddressToBtc, parseMemo, type OpsTx, type OpsEvent } from '../src/chain/rosetta-ops.js';
+import { txOperations, rosettaTransaction, pendingContractCall, stxDeltas, poxAddressToBtc, parseMemo, type OpsTx, type OpsEvent } from '../src/chain/rosetta-ops.js';
 import { ajvStyleMessage, schemaError } from '../src/api/rosetta.js';
 import { AccountBalanceRequest, BlockRequest } from '../src/api/schemas/rosetta.js';
+import { readableByReference, referenceTxid } from '../src/chain/rosetta-wire.js';
+import { createHash } from 'node:crypto';
+import {
+  deserializeTransaction,
+  makeUnsignedSTXTokenTransfer,
+  makeUnsignedContractDeploy,
+  privateKeyToPublic,
+  randomPrivateKey,
+  TransactionSigner,
+} from '@stacks/transactions';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- loosely typed JSON answers
 type Json = Record<string, any>;
@@ -98,6 +108,19 @@ describe('rosetta operations (pure)', () => {
     expect(stxDeltas(failed).get('ST1SENDER')).toBe(-180n);
   });
 
+  it('a pending contract call: listed only once stored among mined txs, its call operation read from there', () => {
+    const call = { contract_id: 'ST000000000000000000002AMW42H.pox-4', function_name: 'revoke-delegate-stx', function_signature: '', function_args: [] };
+    const pending = tx({ tx_type: 'contract_call', status: '', raw_result: '', contract_call: call });
+    expect(pendingContractCall(pending, undefined, { network: 'testnet' })).toBeUndefined();
+    const stored = { ...pending, status: 'abort_by_response', raw_result: '0x080100000000000000000000000000000022' };
+    const r = pendingContractCall(pending, stored, { network: 'testnet' })!;
+    expect(r.operations.map((o) => [o.type, o.status])).toEqual([
+      ['fee', ''],
+      ['revoke_delegate_stx', 'abort_by_response'],
+    ]);
+    expect(r.operations[1].metadata).toEqual({ result: 'false' });
+  });
+
   it('PoX addresses as BTC addresses (p2pkh, p2sh, p2wpkh)', () => {
     const h = Buffer.from('751e76e8199196d454941c45d1b3a323f1433bd6', 'hex');
     expect(poxAddressToBtc(0, h, 'mainnet')).toBe('1BgGZ9tcN4rm9KBzDn7KprQz87SZ26SAMH');
@@ -119,6 +142,69 @@ describe('rosetta operations (pure)', () => {
     expect(code(AccountBalanceRequest, { network_identifier: net })).toBe(609);
     expect(code(AccountBalanceRequest, { network_identifier: net, account_identifier: { address: 'x' }, currencies: [] })).toBe(612);
     expect(ajvStyleMessage(AccountBalanceRequest.safeParse({ network_identifier: net }).error!.issues)).toBe("must have required property 'account_identifier'");
+  });
+});
+
+describe("what the reference's transaction library (@stacks/transactions 6.11.3) reads (src/chain/rosetta-wire.ts)", () => {
+  const keys = [randomPrivateKey(), randomPrivateKey(), randomPrivateKey()];
+  const pubs = keys.map((k) => privateKeyToPublic(k) as string);
+  /** A 2-of-3 multisig transfer with the given hash mode, signed by the first two keys. */
+  async function multisig(hashMode: number) {
+    const tx = await makeUnsignedSTXTokenTransfer({ recipient: 'ST000000000000000000002AMW42H', amount: 10n, fee: 10n, nonce: 1n, numSignatures: 2, publicKeys: pubs, network: 'testnet' });
+    (tx.auth.spendingCondition as { hashMode: number }).hashMode = hashMode;
+    const signer = new TransactionSigner(tx);
+    signer.signOrigin(keys[0]);
+    signer.signOrigin(keys[1]);
+    signer.appendOrigin(pubs[2]);
+    return tx.serialize();
+  }
+  const readable = (hex: string) => readableByReference(deserializeTransaction(hex));
+  // multisig fields start after version 1, chain id 4, auth type 1, hash mode 1, signer 20, nonce 8, fee 8, count 4
+  const FIRST_FIELD = 47;
+
+  it('sequential multisig (P2SH, P2WSH) is read; non-sequential (hash modes 5 and 7) is not', async () => {
+    expect(readable(await multisig(1))).toBe(true);
+    expect(readable(await multisig(3))).toBe(true);
+    expect(readable(await multisig(5))).toBe(false);
+    expect(readable(await multisig(7))).toBe(false);
+  });
+
+  it('a P2SH condition with a signature marked uncompressed is refused (6.11.3 checks uncompressed keys under P2SH)', async () => {
+    const b = Buffer.from(await multisig(1), 'hex');
+    expect(b[FIRST_FIELD]).toBe(0x02); // a compressed signature field
+    b[FIRST_FIELD] = 0x03;
+    expect(readable(b.toString('hex'))).toBe(false);
+  });
+
+  it('payload types 7 and 8 (tenure change, Nakamoto coinbase) are refused; a versioned contract over 100,000 bytes too', async () => {
+    const t = await makeUnsignedSTXTokenTransfer({ recipient: 'ST000000000000000000002AMW42H', amount: 1n, fee: 1n, nonce: 0n, publicKey: pubs[0], network: 'testnet' });
+    const wire = deserializeTransaction(t.serialize());
+    expect(readableByReference(wire)).toBe(true);
+    for (const type of [7, 8]) {
+      (wire.payload as { payloadType: number }).payloadType = type;
+      expect(readableByReference(wire)).toBe(false);
+    }
+    const deploy = await makeUnsignedContractDeploy({ contractName: 'c', codeBody: '(define-constant a u1)', publicKey: pubs[0], fee: 1n, nonce: 0n, network: 'testnet', clarityVersion: 2 });
+    const d = deserializeTransaction(deploy.serialize());
+    expect(readableByReference(d)).toBe(true);
+    (d.payload as unknown as { codeBody: { content: string } }).codeBody.content = ';'.repeat(100_001);
+    expect(readableByReference(d)).toBe(false);
+  });
+
+  it("the txid is the hash of 6.11.3's re-serialization: a memo that is not UTF-8 keeps its NUL padding there", async () => {
+    const t = await makeUnsignedSTXTokenTransfer({ recipient: 'ST000000000000000000002AMW42H', amount: 1n, fee: 1n, nonce: 0n, publicKey: pubs[0], network: 'testnet', memo: 'hello' });
+    const utf8 = t.serializeBytes();
+    expect(referenceTxid(deserializeTransaction(utf8), utf8)).toBe(t.txid());
+    // the memo is the last 34 bytes: one byte that is not UTF-8, then NULs
+    const bytes = Buffer.from(utf8);
+    bytes.fill(0, bytes.length - 34);
+    bytes[bytes.length - 34] = 0xff;
+    const prefix = bytes.subarray(0, bytes.length - 34);
+    // decoded, 0xff is U+FFFD (3 bytes in UTF-8): 36 bytes with the 33 NULs
+    const want = createHash('sha512-256').update(Buffer.concat([prefix, Buffer.from('efbfbd', 'hex'), Buffer.alloc(33)])).digest('hex');
+    const wire = deserializeTransaction(bytes);
+    expect(referenceTxid(wire, bytes)).toBe(want);
+    expect(wire.txid()).not.toBe(want);
   });
 });
 
@@ -306,6 +392,47 @@ for (const scenario of [
     it('reconciliation: the ledger of every operation from block 1 equals /account/balance at each block', async () => {
       expect(await reconcile(svc, network)).toEqual([]);
     }, 300_000);
+
+    it("construction/hash and /parse of every mined tx: its id and operations, except what the reference can't read or list", async () => {
+      const rows = await svc.db.sql<{ tx_id: string; raw_tx: string; tx_type: string; nakamoto_coinbase: boolean; boot: boolean }[]>`
+        SELECT DISTINCT ON (tx_id) tx_id, raw_tx, api->>'tx_type' AS tx_type,
+          (api->>'tx_type' = 'coinbase' AND api->'coinbase_payload'->>'vrf_proof' IS NOT NULL) AS nakamoto_coinbase,
+          sender_address IN ('SP000000000000000000002Q6VF78', 'ST000000000000000000002AMW42H') AS boot
+        FROM txs WHERE canonical AND microblock_canonical ORDER BY tx_id`;
+      expect(rows.length).toBeGreaterThan(0);
+      const bad: string[] = [];
+      for (const r of rows) {
+        const hashBody = { network_identifier: network, signed_transaction: r.raw_tx };
+        const parseBody = { network_identifier: network, signed: true, transaction: r.raw_tx };
+        const hash = await post(svc, '/rosetta/v1/construction/hash', hashBody);
+        const parse = await post(svc, '/rosetta/v1/construction/parse', parseBody);
+        const answer = (x: { status: number; body: Json }) => (x.status === 200 ? 200 : x.status === 413 ? 413 : x.body.code);
+        // tenure changes and Nakamoto coinbases: payload types 7 and 8, which 6.11.3 does not know
+        const unreadable = r.tx_type === 'tenure_change' || r.nakamoto_coinbase;
+        // a body over 100 kB (a big contract): express.json()'s limit at the reference; the boot txs are unsigned
+        const tooBig = (b: unknown) => Buffer.byteLength(JSON.stringify(b)) > 100 * 1024;
+        const wantHash = tooBig(hashBody) ? 413 : unreadable ? 628 : r.boot ? 629 : 200;
+        if (answer(hash) !== wantHash || (wantHash === 200 && hash.body.transaction_identifier.hash !== r.tx_id)) bad.push(`hash ${r.tx_id} (${r.tx_type}): ${JSON.stringify(hash.body)}`);
+        // a contract call: the reference builds its operation from a stored call the parsed tx does not carry (612)
+        const wantParse = tooBig(parseBody) ? 413 : unreadable ? 628 : r.boot ? 609 : r.tx_type === 'contract_call' ? 612 : 200;
+        if (answer(parse) !== wantParse) bad.push(`parse ${r.tx_id} (${r.tx_type}): ${parse.status} ${JSON.stringify(parse.body).slice(0, 120)}`);
+      }
+      expect(bad).toEqual([]);
+    }, 300_000);
+
+    it('mempool/transaction: a contract call never mined cannot be listed (612); the mempool lists what /extended/v1/tx/mempool lists', async () => {
+      const calls = await svc.db.sql<{ tx_id: string }[]>`
+        SELECT tx_id FROM mempool_txs m WHERE NOT pruned AND api->>'tx_type' = 'contract_call'
+          AND NOT EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = m.tx_id)`;
+      for (const c of calls) {
+        const r = await post(svc, '/rosetta/v1/mempool/transaction', { network_identifier: network, transaction_identifier: { hash: c.tx_id } });
+        expect([c.tx_id, r.status, r.body.code]).toEqual([c.tx_id, 400, 612]);
+      }
+      const ids = (await post(svc, '/rosetta/v1/mempool', { network_identifier: network })).body.transaction_identifiers.map((t: Json) => t.hash);
+      const ext = await get(svc, '/extended/v1/tx/mempool?limit=50');
+      expect(ext.total).toBeLessThanOrEqual(50);
+      expect([...ids].sort()).toEqual((ext.results as Json[]).map((t) => t.tx_id).sort());
+    });
   });
 }
 
@@ -473,9 +600,13 @@ describe('rosetta construction round trip and the node-backed routes (a stand-in
       public_keys: [{ hex_bytes: pub, curve_type: 'secp256k1' }],
     });
     expect(spay.status).toBe(200);
+    // the call's arguments are what the operations asked for
+    const call = deserializeTransaction(spay.body.unsigned_transaction).payload as unknown as { functionName: { content: string }; functionArgs: { value: unknown }[] };
+    expect(call.functionName.content).toBe('stack-stx');
+    expect([call.functionArgs[0].value, call.functionArgs[2].value, call.functionArgs[3].value].map(String)).toEqual(['1000000', '140', '2']);
+    // parse cannot list a contract call's operations at the reference (it reads them from a stored call): 612 here too
     const sparsed = await post(svc, '/rosetta/v1/construction/parse', { network_identifier: network, signed: false, transaction: spay.body.unsigned_transaction });
-    expect((sparsed.body.operations as Json[]).map((o) => o.type)).toEqual(['fee', 'stack_stx']);
-    expect(sparsed.body.operations[1].metadata).toMatchObject({ amount_ustx: '1000000', lock_period: '2', start_burn_height: '140', pox_addr: 'mk4zAE1iVWf5PJAgeX83rSXnzF5zQBiqf1' });
+    expect([sparsed.status, sparsed.body.code]).toEqual([400, 612]);
     const submit = await post(svc, '/rosetta/v1/construction/submit', { network_identifier: network, signed_transaction: signed });
     expect(submit).toEqual({ status: 200, body: { transaction_identifier: { hash: '0x' + 'ab'.repeat(32) } } });
     expect('0x' + submitted[0].toString('hex')).toBe(signed);
