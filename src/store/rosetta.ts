@@ -195,13 +195,32 @@ export async function rosettaStoredTx(sql: Sql, txId: string): Promise<RosettaTx
   return row;
 }
 
-/** The next nonce of an account as of a height (its highest executed nonce + 1, or 0). */
-export async function rosettaNonceAt(sql: Sql, address: string, height: number): Promise<number> {
-  const [r] = await sql<{ nonce: string | null }[]>`
-    SELECT MAX(nonce)::text AS nonce FROM txs
-    WHERE ((sender_address = ${address} AND NOT sponsored) OR (sponsor_address = ${address} AND sponsored))
-      AND canonical AND microblock_canonical AND index_block_hash <> '' AND block_height <= ${height}`;
-  return r?.nonce == null ? 0 : Number(r.nonce) + 1;
+/**
+ * An account's STX balance (total, locked included) and highest executed nonce as of a height: its newest canonical
+ * checkpoint at or below it (sql/0090_balance_checkpoints.sql), one index lookup however long its history.
+ */
+export async function rosettaStxAt(sql: Sql, principal: string, height: number): Promise<{ balance: string; nonce: number | null }> {
+  const [r] = await sql<{ balance: string; nonce: string | null }[]>`
+    SELECT balance::text AS balance, nonce::text AS nonce FROM balance_checkpoints
+    WHERE principal = ${principal} AND asset_identifier = 'stx' AND canonical AND block_height <= ${height}
+    ORDER BY block_height DESC LIMIT 1`;
+  return r ? { balance: r.balance, nonce: r.nonce === null ? null : Number(r.nonce) } : { balance: '0', nonce: null };
+}
+
+/**
+ * An account's balance of every fungible token it moved up to a height (0 included), as of that height: the tokens it
+ * ever held from ft_balances, each with its newest canonical checkpoint at or below the height.
+ */
+export async function rosettaFtBalancesAt(sql: Sql, principal: string, height: number): Promise<{ asset_identifier: string; balance: string }[]> {
+  return sql<{ asset_identifier: string; balance: string }[]>`
+    SELECT f.asset_identifier, c.balance::text AS balance
+    FROM ft_balances f
+    CROSS JOIN LATERAL (
+      SELECT balance FROM balance_checkpoints p
+      WHERE p.principal = f.principal AND p.asset_identifier = f.asset_identifier AND p.canonical AND p.block_height <= ${height}
+      ORDER BY p.block_height DESC LIMIT 1
+    ) c
+    WHERE f.principal = ${principal}`;
 }
 
 /** Burn height of the canonical block at a stacks height. */
