@@ -216,56 +216,65 @@ async function post(svc: TestService, path: string, body: unknown): Promise<{ st
 
 
 /**
- * Walks /block from block 2 to the tip, applying every operation to a ledger (total and locked per account, started
- * from the balances at block 1: the genesis allocations are not operations), and compares the spendable balance with
- * /account/balance at each block for every account the block touched. Returns the mismatches.
+ * Walks /block from block 2 to the tip, applying every operation to a ledger (total and locked STX per account, and
+ * the balance of every other currency — fungible tokens, named by symbol — started from the balances at block 1: the
+ * genesis allocations are not operations), and compares with /account/balance at each block for every account and
+ * currency the block touched. Returns the mismatches, and how many token balances were compared.
  */
-async function reconcile(svc: TestService, network: { blockchain: string; network: string }): Promise<string[]> {
+async function reconcileAll(svc: TestService, network: { blockchain: string; network: string }): Promise<{ mismatches: string[]; ftChecks: number }> {
   const tip = (await post(svc, '/rosetta/v1/block', { network_identifier: network, block_identifier: {} })).body.block.block_identifier.index as number;
-  const balanceAt = async (address: string, index: number) => {
-    const r = await post(svc, '/rosetta/v1/account/balance', { network_identifier: network, account_identifier: { address }, block_identifier: { index } });
+  const balancesAt = async (address: string, index: number, sub?: string) => {
+    const account = sub ? { address, sub_account: { address: sub } } : { address };
+    const r = await post(svc, '/rosetta/v1/account/balance', { network_identifier: network, account_identifier: account, block_identifier: { index } });
     expect(r.status).toBe(200);
-    return BigInt(r.body.balances[0].value);
+    return new Map((r.body.balances as Json[]).map((b) => [b.currency.symbol as string, BigInt(b.value)]));
   };
   // Block 1's genesis allocations are not operations (the reference lists none): the ledger starts from the balances
   // at block 1 of every account it meets (total and locked, /account/balance's sub-accounts). An stx_lock states the
-  // account's locked amount (absolute: a stack-extend repeats it), an stx_unlock releases it; the balance answered
-  // is the spendable one, total minus locked.
-  const lockedAt = async (address: string, index: number) => {
-    const r = await post(svc, '/rosetta/v1/account/balance', { network_identifier: network, account_identifier: { address, sub_account: { address: 'StackedBalance' } }, block_identifier: { index } });
-    return BigInt(r.body.balances[0].value);
-  };
-  const total = new Map<string, bigint>();
+  // account's locked amount (absolute: a stack-extend repeats it), an stx_unlock releases it; the STX balance
+  // answered is the spendable one, total minus locked.
+  const total = new Map<string, bigint>(); // `${address} ${symbol}`
   const locked = new Map<string, bigint>();
   const mismatches: string[] = [];
+  let ftChecks = 0;
   for (let h = 2; h <= tip; h++) {
     const { block } = (await post(svc, '/rosetta/v1/block', { network_identifier: network, block_identifier: { index: h } })).body;
     const touched = new Set<string>();
     for (const t of block.transactions as Json[]) {
       for (const op of t.operations as Json[]) {
-        if (!op.amount || op.amount.currency.symbol !== 'STX' || !op.account) continue;
+        if (!op.amount || !op.account) continue;
         if (op.type !== 'fee' && op.status !== 'success') continue;
         const a = op.account.address as string;
-        if (!total.has(a)) {
-          const l = await lockedAt(a, 1);
-          locked.set(a, l);
-          total.set(a, (await balanceAt(a, 1)) + l);
+        const symbol = op.amount.currency.symbol as string;
+        const key = `${a} ${symbol}`;
+        if (!total.has(key)) {
+          const at1 = await balancesAt(a, 1);
+          if (symbol === 'STX') {
+            const l = (await balancesAt(a, 1, 'StackedBalance')).get('STX')!;
+            locked.set(a, l);
+            total.set(key, at1.get('STX')! + l);
+          } else total.set(key, at1.get(symbol) ?? 0n);
         }
         const v = BigInt(op.amount.value);
         if (op.type === 'stx_lock') locked.set(a, -v);
         else if (op.type === 'stx_unlock') locked.set(a, 0n);
-        else total.set(a, total.get(a)! + v);
-        touched.add(a);
+        else total.set(key, total.get(key)! + v);
+        touched.add(key);
       }
     }
-    for (const a of touched) {
-      const want = await balanceAt(a, h);
-      const have = total.get(a)! - locked.get(a)!;
-      if (want !== have) mismatches.push(`block ${h} ${a}: ledger ${have}, balance ${want}`);
+    for (const key of touched) {
+      const [a, symbol] = key.split(' ');
+      const answered = await balancesAt(a, h);
+      const want = answered.get(symbol) ?? 0n;
+      const have = symbol === 'STX' ? total.get(key)! - locked.get(a)! : total.get(key)!;
+      if (symbol !== 'STX') ftChecks++;
+      if (want !== have) mismatches.push(`block ${h} ${a} ${symbol}: ledger ${have}, balance ${want}`);
     }
   }
-  return mismatches;
+  return { mismatches, ftChecks };
 }
+
+const reconcile = async (svc: TestService, network: { blockchain: string; network: string }) => (await reconcileAll(svc, network)).mismatches;
 
 async function get(svc: TestService, path: string): Promise<Json> {
   const res = await fetch(svc.api + path);
@@ -613,25 +622,72 @@ describe('rosetta construction round trip and the node-backed routes (a stand-in
   });
 });
 
+/** The symbol and decimals the stand-in node gives a token contract; undefined: it fails the read-only call. */
+function stubFtMeta(contractName: string): { symbol: string; decimals: number } | undefined {
+  if (contractName.endsWith('0')) return undefined;
+  return { symbol: contractName.toUpperCase(), decimals: contractName.length % 7 };
+}
+
+/** A stand-in node answering get-symbol / get-decimals read-only calls (stubFtMeta); records the paths asked. */
+async function startFtNode(calls: string[] = []): Promise<{ server: import('node:http').Server; url: string }> {
+  const http = await import('node:http');
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      calls.push(req.url ?? '');
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const m = /^\/v2\/contracts\/call-read\/[^/]+\/([^/]+)\/(get-symbol|get-decimals)$/.exec(req.url ?? '');
+      const meta = m && stubFtMeta(m[1]);
+      if (!m || !meta) return res.end(JSON.stringify({ okay: false, cause: 'no such function' }));
+      const ascii = Buffer.from(meta.symbol);
+      const len = Buffer.alloc(4);
+      len.writeUInt32BE(ascii.length);
+      // (ok "SYMBOL") and (ok uN)
+      if (m[2] === 'get-symbol') return res.end(JSON.stringify({ okay: true, result: '0x070d' + len.toString('hex') + ascii.toString('hex') }));
+      res.end(JSON.stringify({ okay: true, result: '0x0701' + meta.decimals.toString(16).padStart(32, '0') }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}` };
+}
+
+/**
+ * For every FT holder: /account/balance at the tip lists STX, then every token it moved (balance 0 included) whose
+ * metadata the stand-in node gives, ordered by asset identifier as the reference orders them; the mismatches.
+ */
+async function ftListingMismatches(svc: TestService, network: { blockchain: string; network: string }): Promise<string[]> {
+  const holders = await svc.db.sql<{ principal: string }[]>`SELECT DISTINCT principal FROM ft_balances`;
+  expect(holders.length).toBeGreaterThan(0);
+  const bad: string[] = [];
+  for (const { principal } of holders) {
+    const r = await post(svc, '/rosetta/v1/account/balance', { network_identifier: network, account_identifier: { address: principal } });
+    // the tokens with a canonical event of the principal (a row only orphaned events made is not listed)
+    const rows = await svc.db.sql<{ asset_identifier: string; balance: string }[]>`
+      SELECT asset_identifier, balance::text FROM ft_balances f WHERE principal = ${principal}
+        AND EXISTS (SELECT 1 FROM events e WHERE e.event_type = 'fungible_token_asset' AND e.asset_identifier = f.asset_identifier
+          AND (e.sender = f.principal OR e.recipient = f.principal) AND e.canonical AND e.microblock_canonical AND e.index_block_hash <> '')`;
+    const want = rows
+      .sort((a, b) => a.asset_identifier.localeCompare(b.asset_identifier))
+      .flatMap((f) => {
+        const m = stubFtMeta(f.asset_identifier.split('::')[0].split('.')[1]);
+        return m ? [{ value: f.balance, currency: m }] : [];
+      });
+    if (r.body.balances[0].currency.symbol !== 'STX' || JSON.stringify(r.body.balances.slice(1)) !== JSON.stringify(want)) {
+      bad.push(`${principal}: ${JSON.stringify(r.body.balances)}, want STX then ${JSON.stringify(want)}`);
+    }
+  }
+  return bad;
+}
+
 describe('rosetta FT operations: symbol and decimals from the node', () => {
   let svc: TestService;
   let node: import('node:http').Server;
   const calls: string[] = [];
+  const network = { blockchain: 'stacks', network: 'mainnet' };
   beforeAll(async () => {
-    const http = await import('node:http');
-    node = http.createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        calls.push(req.url ?? '');
-        res.writeHead(200, { 'content-type': 'application/json' });
-        // (ok "TKN") and (ok u3)
-        if (req.url?.endsWith('/get-symbol')) return res.end(JSON.stringify({ okay: true, result: '0x070d00000003' + Buffer.from('TKN').toString('hex') }));
-        if (req.url?.endsWith('/get-decimals')) return res.end(JSON.stringify({ okay: true, result: '0x0701' + '3'.padStart(32, '0') }));
-        res.end('{}');
-      });
-    });
-    await new Promise<void>((r) => node.listen(0, '127.0.0.1', r));
-    svc = await startTestService({ STACKS_CHAIN_ID: 'mainnet', STACKS_NODE_RPC_URLS: `http://127.0.0.1:${(node.address() as { port: number }).port}` });
+    const n = await startFtNode(calls);
+    node = n.server;
+    svc = await startTestService({ STACKS_CHAIN_ID: 'mainnet', STACKS_NODE_RPC_URLS: n.url });
     await replay(svc.observer, readFixture('mainnet-reorg-scenario2'));
   }, 300_000);
   afterAll(async () => {
@@ -647,26 +703,109 @@ describe('rosetta FT operations: symbol and decimals from the node', () => {
     expect(ev).toBeDefined();
     const r = await post(svc, '/rosetta/v1/block', { network_identifier: { blockchain: 'stacks', network: 'mainnet' }, block_identifier: { index: ev.block_height } });
     const t = (r.body.block.transactions as Json[]).find((x) => x.transaction_identifier.hash === ev.tx_id)!;
-    const ft = (t.operations as Json[]).filter((o) => o.amount?.currency.symbol === 'TKN');
+    const [ev2] = await svc.db.sql<{ asset_identifier: string }[]>`SELECT asset_identifier FROM events WHERE tx_id = ${ev.tx_id} AND event_type = 'fungible_token_asset' LIMIT 1`;
+    const meta = stubFtMeta(ev2.asset_identifier.split('::')[0].split('.')[1])!;
+    const ft = (t.operations as Json[]).filter((o) => o.amount?.currency.symbol === meta.symbol);
     expect(ft.length).toBeGreaterThan(0);
-    expect(ft.every((o) => o.amount.currency.decimals === 3 && o.amount.metadata?.token_type === 'ft')).toBe(true);
+    expect(ft.every((o) => o.amount.currency.decimals === meta.decimals && o.amount.metadata?.token_type === 'ft')).toBe(true);
     expect(calls.some((c) => c.includes('/v2/contracts/call-read/') && c.endsWith('/get-symbol'))).toBe(true);
   });
+
+  it('account/balance lists every token the account moved, with the symbol and decimals the node gives, ordered by asset id', async () => {
+    expect(await ftListingMismatches(svc, network)).toEqual([]);
+  });
+
+  it('reconciliation with token currencies: the ledger of every FT and STX operation equals /account/balance at each block', async () => {
+    const { mismatches, ftChecks } = await reconcileAll(svc, network);
+    expect(mismatches).toEqual([]);
+    expect(ftChecks).toBeGreaterThan(0);
+  }, 300_000);
 });
 
 describe('rosetta on a generated chain with forks and microblocks', () => {
   let svc: TestService;
+  let node: import('node:http').Server;
   const network = { blockchain: 'stacks', network: 'testnet' };
   beforeAll(async () => {
-    svc = await startTestService({ STACKS_CHAIN_ID: 'testnet' });
+    // a stand-in node gives the tokens' symbols and decimals (and fails them for some contracts: stubFtMeta)
+    const n = await startFtNode();
+    node = n.server;
+    svc = await startTestService({ STACKS_CHAIN_ID: 'testnet', STACKS_NODE_RPC_URLS: n.url });
     const gen = new ChainGenerator({ blocks: 30, txsPerBlock: 6, seed: 'rosetta-forks', forks: true, forkEvery: 8, forkDepth: 2, microblockEvery: 5 });
     for await (const m of gen.messages()) expect(await postMessage(svc.observer, m)).toBe(200);
   }, 300_000);
-  afterAll(async () => svc?.stop());
+  afterAll(async () => {
+    await svc?.stop();
+    node?.close();
+  });
 
-  it('the canonical blocks reconcile with /account/balance after every reorg', async () => {
-    expect(await reconcile(svc, network)).toEqual([]);
+  it('the canonical blocks reconcile with /account/balance after every reorg, STX and token currencies', async () => {
+    const { mismatches, ftChecks } = await reconcileAll(svc, network);
+    expect(mismatches).toEqual([]);
+    expect(ftChecks).toBeGreaterThan(0);
   }, 300_000);
+
+  it('account/balance lists the tokens whose metadata the node gives (some it refuses), ordered by asset id', async () => {
+    const refused = await svc.db.sql`SELECT 1 FROM ft_balances WHERE split_part(split_part(asset_identifier, '::', 1), '.', 2) LIKE '%0' LIMIT 1`;
+    expect(refused.length).toBe(1);
+    expect(await ftListingMismatches(svc, network)).toEqual([]);
+  });
+
+  /** Every principal's STX and FT balances and STX nonce at every canonical height, summed over its history. */
+  const historySums = () => svc.db.sql<{ principal: string; asset_identifier: string; height: number; balance: string; nonce: string | null }[]>`
+    WITH moves AS (
+      SELECT recipient AS principal, 'stx' AS asset_identifier, block_height, amount AS delta, NULL::bigint AS nonce FROM events
+        WHERE event_type = 'stx_asset' AND recipient IS NOT NULL AND canonical AND microblock_canonical AND index_block_hash <> ''
+      UNION ALL SELECT sender, 'stx', block_height, -amount, NULL FROM events
+        WHERE event_type = 'stx_asset' AND sender IS NOT NULL AND canonical AND microblock_canonical AND index_block_hash <> ''
+      UNION ALL SELECT recipient, asset_identifier, block_height, amount, NULL FROM events
+        WHERE event_type = 'fungible_token_asset' AND recipient IS NOT NULL AND canonical AND microblock_canonical AND index_block_hash <> ''
+      UNION ALL SELECT sender, asset_identifier, block_height, -amount, NULL FROM events
+        WHERE event_type = 'fungible_token_asset' AND sender IS NOT NULL AND canonical AND microblock_canonical AND index_block_hash <> ''
+      UNION ALL SELECT CASE WHEN sponsored THEN sponsor_address ELSE sender_address END, 'stx', block_height, -fee_rate, nonce FROM txs
+        WHERE canonical AND microblock_canonical AND index_block_hash <> ''
+      UNION ALL SELECT recipient, 'stx', block_height, coinbase_amount + tx_fees_anchored + tx_fees_streamed_confirmed + tx_fees_streamed_produced, NULL
+        FROM miner_rewards WHERE canonical
+    ), keys AS (SELECT DISTINCT principal, asset_identifier FROM moves WHERE principal IS NOT NULL)
+    SELECT k.principal, k.asset_identifier, b.block_height::int AS height,
+      (SELECT COALESCE(SUM(delta), 0) FROM moves m WHERE m.principal = k.principal AND m.asset_identifier = k.asset_identifier AND m.block_height <= b.block_height)::text AS balance,
+      (SELECT MAX(nonce) FROM moves m WHERE m.principal = k.principal AND m.asset_identifier = k.asset_identifier AND m.block_height <= b.block_height)::text AS nonce
+    FROM keys k CROSS JOIN blocks b WHERE b.canonical
+    ORDER BY 1, 2, 3`;
+  const checkpointsAt = () => svc.db.sql<{ principal: string; asset_identifier: string; height: number; balance: string; nonce: string | null }[]>`
+    SELECT k.principal, k.asset_identifier, b.block_height::int AS height,
+      COALESCE(c.balance, 0)::text AS balance, c.nonce::text AS nonce
+    FROM (SELECT DISTINCT principal, asset_identifier FROM balance_checkpoints WHERE canonical) k
+    CROSS JOIN blocks b
+    LEFT JOIN LATERAL (
+      SELECT balance, nonce FROM balance_checkpoints p
+      WHERE p.principal = k.principal AND p.asset_identifier = k.asset_identifier AND p.canonical AND p.block_height <= b.block_height
+      ORDER BY p.block_height DESC LIMIT 1) c ON true
+    WHERE b.canonical
+    ORDER BY 1, 2, 3`;
+
+  it('balance checkpoints (sql/0090): after every reorg, the balance and nonce at every height equal the summed history', async () => {
+    const want = await historySums();
+    expect(want.some((r) => r.asset_identifier !== 'stx')).toBe(true);
+    expect(await checkpointsAt()).toEqual(want);
+    // orphaned blocks keep their rows, not counted
+    const [orphaned] = await svc.db.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM balance_checkpoints c JOIN blocks b USING (index_block_hash) WHERE NOT b.canonical AND NOT c.canonical`;
+    expect(orphaned.n).toBeGreaterThan(0);
+    const [stray] = await svc.db.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM balance_checkpoints c JOIN blocks b USING (index_block_hash) WHERE b.canonical <> c.canonical`;
+    expect(stray.n).toBe(0);
+  });
+
+  it('balance checkpoints: a database ingested before the migration gets the same rows from what is stored', async () => {
+    const rows = () => svc.db.sql`SELECT principal, asset_identifier, index_block_hash, block_height, balance::text, nonce FROM balance_checkpoints WHERE canonical ORDER BY 1, 2, 4`;
+    const expected = await rows();
+    expect(expected.length).toBeGreaterThan(0);
+    await svc.db.sql`DELETE FROM balance_checkpoints`;
+    await svc.db.sql`DELETE FROM schema_migrations WHERE version = '0090_balance_checkpoints.sql'`;
+    await migrate(svc.db.sql);
+    expect(await rows()).toEqual(expected);
+  });
 
   it('orphaned blocks are not found by hash; their height names the canonical block', async () => {
     const orphans = await svc.db.sql<{ block_hash: string; block_height: number }[]>`
