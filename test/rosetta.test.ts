@@ -8,9 +8,19 @@ import { readFixture } from './helpers/fixtures.js';
 import { startTestService, replay, type TestService, settled } from './helpers/service.js';
 import { migrate } from '../src/store/migrate.js';
 import { ChainGenerator, postMessage } from '../load/generate.js';
-import { txOperations, rosettaTransaction, stxDeltas, poxAddressToBtc, parseMemo, type OpsTx, type OpsEvent } from '../src/chain/rosetta-ops.js';
+import { txOperations, rosettaTransaction, pendingContractCall, stxDeltas, poxAddressToBtc, parseMemo, type OpsTx, type OpsEvent } from '../src/chain/rosetta-ops.js';
 import { ajvStyleMessage, schemaError } from '../src/api/rosetta.js';
 import { AccountBalanceRequest, BlockRequest } from '../src/api/schemas/rosetta.js';
+import { readableByReference, referenceTxid } from '../src/chain/rosetta-wire.js';
+import { createHash } from 'node:crypto';
+import {
+  deserializeTransaction,
+  makeUnsignedSTXTokenTransfer,
+  makeUnsignedContractDeploy,
+  privateKeyToPublic,
+  randomPrivateKey,
+  TransactionSigner,
+} from '@stacks/transactions';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- loosely typed JSON answers
 type Json = Record<string, any>;
@@ -98,6 +108,19 @@ describe('rosetta operations (pure)', () => {
     expect(stxDeltas(failed).get('ST1SENDER')).toBe(-180n);
   });
 
+  it('a pending contract call: listed only once stored among mined txs, its call operation read from there', () => {
+    const call = { contract_id: 'ST000000000000000000002AMW42H.pox-4', function_name: 'revoke-delegate-stx', function_signature: '', function_args: [] };
+    const pending = tx({ tx_type: 'contract_call', status: '', raw_result: '', contract_call: call });
+    expect(pendingContractCall(pending, undefined, { network: 'testnet' })).toBeUndefined();
+    const stored = { ...pending, status: 'abort_by_response', raw_result: '0x080100000000000000000000000000000022' };
+    const r = pendingContractCall(pending, stored, { network: 'testnet' })!;
+    expect(r.operations.map((o) => [o.type, o.status])).toEqual([
+      ['fee', ''],
+      ['revoke_delegate_stx', 'abort_by_response'],
+    ]);
+    expect(r.operations[1].metadata).toEqual({ result: 'false' });
+  });
+
   it('PoX addresses as BTC addresses (p2pkh, p2sh, p2wpkh)', () => {
     const h = Buffer.from('751e76e8199196d454941c45d1b3a323f1433bd6', 'hex');
     expect(poxAddressToBtc(0, h, 'mainnet')).toBe('1BgGZ9tcN4rm9KBzDn7KprQz87SZ26SAMH');
@@ -122,6 +145,69 @@ describe('rosetta operations (pure)', () => {
   });
 });
 
+describe("what the reference's transaction library (@stacks/transactions 6.11.3) reads (src/chain/rosetta-wire.ts)", () => {
+  const keys = [randomPrivateKey(), randomPrivateKey(), randomPrivateKey()];
+  const pubs = keys.map((k) => privateKeyToPublic(k) as string);
+  /** A 2-of-3 multisig transfer with the given hash mode, signed by the first two keys. */
+  async function multisig(hashMode: number) {
+    const tx = await makeUnsignedSTXTokenTransfer({ recipient: 'ST000000000000000000002AMW42H', amount: 10n, fee: 10n, nonce: 1n, numSignatures: 2, publicKeys: pubs, network: 'testnet' });
+    (tx.auth.spendingCondition as { hashMode: number }).hashMode = hashMode;
+    const signer = new TransactionSigner(tx);
+    signer.signOrigin(keys[0]);
+    signer.signOrigin(keys[1]);
+    signer.appendOrigin(pubs[2]);
+    return tx.serialize();
+  }
+  const readable = (hex: string) => readableByReference(deserializeTransaction(hex));
+  // multisig fields start after version 1, chain id 4, auth type 1, hash mode 1, signer 20, nonce 8, fee 8, count 4
+  const FIRST_FIELD = 47;
+
+  it('sequential multisig (P2SH, P2WSH) is read; non-sequential (hash modes 5 and 7) is not', async () => {
+    expect(readable(await multisig(1))).toBe(true);
+    expect(readable(await multisig(3))).toBe(true);
+    expect(readable(await multisig(5))).toBe(false);
+    expect(readable(await multisig(7))).toBe(false);
+  });
+
+  it('a P2SH condition with a signature marked uncompressed is refused (6.11.3 checks uncompressed keys under P2SH)', async () => {
+    const b = Buffer.from(await multisig(1), 'hex');
+    expect(b[FIRST_FIELD]).toBe(0x02); // a compressed signature field
+    b[FIRST_FIELD] = 0x03;
+    expect(readable(b.toString('hex'))).toBe(false);
+  });
+
+  it('payload types 7 and 8 (tenure change, Nakamoto coinbase) are refused; a versioned contract over 100,000 bytes too', async () => {
+    const t = await makeUnsignedSTXTokenTransfer({ recipient: 'ST000000000000000000002AMW42H', amount: 1n, fee: 1n, nonce: 0n, publicKey: pubs[0], network: 'testnet' });
+    const wire = deserializeTransaction(t.serialize());
+    expect(readableByReference(wire)).toBe(true);
+    for (const type of [7, 8]) {
+      (wire.payload as { payloadType: number }).payloadType = type;
+      expect(readableByReference(wire)).toBe(false);
+    }
+    const deploy = await makeUnsignedContractDeploy({ contractName: 'c', codeBody: '(define-constant a u1)', publicKey: pubs[0], fee: 1n, nonce: 0n, network: 'testnet', clarityVersion: 2 });
+    const d = deserializeTransaction(deploy.serialize());
+    expect(readableByReference(d)).toBe(true);
+    (d.payload as unknown as { codeBody: { content: string } }).codeBody.content = ';'.repeat(100_001);
+    expect(readableByReference(d)).toBe(false);
+  });
+
+  it("the txid is the hash of 6.11.3's re-serialization: a memo that is not UTF-8 keeps its NUL padding there", async () => {
+    const t = await makeUnsignedSTXTokenTransfer({ recipient: 'ST000000000000000000002AMW42H', amount: 1n, fee: 1n, nonce: 0n, publicKey: pubs[0], network: 'testnet', memo: 'hello' });
+    const utf8 = t.serializeBytes();
+    expect(referenceTxid(deserializeTransaction(utf8), utf8)).toBe(t.txid());
+    // the memo is the last 34 bytes: one byte that is not UTF-8, then NULs
+    const bytes = Buffer.from(utf8);
+    bytes.fill(0, bytes.length - 34);
+    bytes[bytes.length - 34] = 0xff;
+    const prefix = bytes.subarray(0, bytes.length - 34);
+    // decoded, 0xff is U+FFFD (3 bytes in UTF-8): 36 bytes with the 33 NULs
+    const want = createHash('sha512-256').update(Buffer.concat([prefix, Buffer.from('efbfbd', 'hex'), Buffer.alloc(33)])).digest('hex');
+    const wire = deserializeTransaction(bytes);
+    expect(referenceTxid(wire, bytes)).toBe(want);
+    expect(wire.txid()).not.toBe(want);
+  });
+});
+
 async function post(svc: TestService, path: string, body: unknown): Promise<{ status: number; body: Json }> {
   const res = await fetch(svc.api + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
   const text = await res.text();
@@ -130,56 +216,65 @@ async function post(svc: TestService, path: string, body: unknown): Promise<{ st
 
 
 /**
- * Walks /block from block 2 to the tip, applying every operation to a ledger (total and locked per account, started
- * from the balances at block 1: the genesis allocations are not operations), and compares the spendable balance with
- * /account/balance at each block for every account the block touched. Returns the mismatches.
+ * Walks /block from block 2 to the tip, applying every operation to a ledger (total and locked STX per account, and
+ * the balance of every other currency — fungible tokens, named by symbol — started from the balances at block 1: the
+ * genesis allocations are not operations), and compares with /account/balance at each block for every account and
+ * currency the block touched. Returns the mismatches, and how many token balances were compared.
  */
-async function reconcile(svc: TestService, network: { blockchain: string; network: string }): Promise<string[]> {
+async function reconcileAll(svc: TestService, network: { blockchain: string; network: string }): Promise<{ mismatches: string[]; ftChecks: number }> {
   const tip = (await post(svc, '/rosetta/v1/block', { network_identifier: network, block_identifier: {} })).body.block.block_identifier.index as number;
-  const balanceAt = async (address: string, index: number) => {
-    const r = await post(svc, '/rosetta/v1/account/balance', { network_identifier: network, account_identifier: { address }, block_identifier: { index } });
+  const balancesAt = async (address: string, index: number, sub?: string) => {
+    const account = sub ? { address, sub_account: { address: sub } } : { address };
+    const r = await post(svc, '/rosetta/v1/account/balance', { network_identifier: network, account_identifier: account, block_identifier: { index } });
     expect(r.status).toBe(200);
-    return BigInt(r.body.balances[0].value);
+    return new Map((r.body.balances as Json[]).map((b) => [b.currency.symbol as string, BigInt(b.value)]));
   };
   // Block 1's genesis allocations are not operations (the reference lists none): the ledger starts from the balances
   // at block 1 of every account it meets (total and locked, /account/balance's sub-accounts). An stx_lock states the
-  // account's locked amount (absolute: a stack-extend repeats it), an stx_unlock releases it; the balance answered
-  // is the spendable one, total minus locked.
-  const lockedAt = async (address: string, index: number) => {
-    const r = await post(svc, '/rosetta/v1/account/balance', { network_identifier: network, account_identifier: { address, sub_account: { address: 'StackedBalance' } }, block_identifier: { index } });
-    return BigInt(r.body.balances[0].value);
-  };
-  const total = new Map<string, bigint>();
+  // account's locked amount (absolute: a stack-extend repeats it), an stx_unlock releases it; the STX balance
+  // answered is the spendable one, total minus locked.
+  const total = new Map<string, bigint>(); // `${address} ${symbol}`
   const locked = new Map<string, bigint>();
   const mismatches: string[] = [];
+  let ftChecks = 0;
   for (let h = 2; h <= tip; h++) {
     const { block } = (await post(svc, '/rosetta/v1/block', { network_identifier: network, block_identifier: { index: h } })).body;
     const touched = new Set<string>();
     for (const t of block.transactions as Json[]) {
       for (const op of t.operations as Json[]) {
-        if (!op.amount || op.amount.currency.symbol !== 'STX' || !op.account) continue;
+        if (!op.amount || !op.account) continue;
         if (op.type !== 'fee' && op.status !== 'success') continue;
         const a = op.account.address as string;
-        if (!total.has(a)) {
-          const l = await lockedAt(a, 1);
-          locked.set(a, l);
-          total.set(a, (await balanceAt(a, 1)) + l);
+        const symbol = op.amount.currency.symbol as string;
+        const key = `${a} ${symbol}`;
+        if (!total.has(key)) {
+          const at1 = await balancesAt(a, 1);
+          if (symbol === 'STX') {
+            const l = (await balancesAt(a, 1, 'StackedBalance')).get('STX')!;
+            locked.set(a, l);
+            total.set(key, at1.get('STX')! + l);
+          } else total.set(key, at1.get(symbol) ?? 0n);
         }
         const v = BigInt(op.amount.value);
         if (op.type === 'stx_lock') locked.set(a, -v);
         else if (op.type === 'stx_unlock') locked.set(a, 0n);
-        else total.set(a, total.get(a)! + v);
-        touched.add(a);
+        else total.set(key, total.get(key)! + v);
+        touched.add(key);
       }
     }
-    for (const a of touched) {
-      const want = await balanceAt(a, h);
-      const have = total.get(a)! - locked.get(a)!;
-      if (want !== have) mismatches.push(`block ${h} ${a}: ledger ${have}, balance ${want}`);
+    for (const key of touched) {
+      const [a, symbol] = key.split(' ');
+      const answered = await balancesAt(a, h);
+      const want = answered.get(symbol) ?? 0n;
+      const have = symbol === 'STX' ? total.get(key)! - locked.get(a)! : total.get(key)!;
+      if (symbol !== 'STX') ftChecks++;
+      if (want !== have) mismatches.push(`block ${h} ${a} ${symbol}: ledger ${have}, balance ${want}`);
     }
   }
-  return mismatches;
+  return { mismatches, ftChecks };
 }
+
+const reconcile = async (svc: TestService, network: { blockchain: string; network: string }) => (await reconcileAll(svc, network)).mismatches;
 
 async function get(svc: TestService, path: string): Promise<Json> {
   const res = await fetch(svc.api + path);
@@ -306,6 +401,47 @@ for (const scenario of [
     it('reconciliation: the ledger of every operation from block 1 equals /account/balance at each block', async () => {
       expect(await reconcile(svc, network)).toEqual([]);
     }, 300_000);
+
+    it("construction/hash and /parse of every mined tx: its id and operations, except what the reference can't read or list", async () => {
+      const rows = await svc.db.sql<{ tx_id: string; raw_tx: string; tx_type: string; nakamoto_coinbase: boolean; boot: boolean }[]>`
+        SELECT DISTINCT ON (tx_id) tx_id, raw_tx, api->>'tx_type' AS tx_type,
+          (api->>'tx_type' = 'coinbase' AND api->'coinbase_payload'->>'vrf_proof' IS NOT NULL) AS nakamoto_coinbase,
+          sender_address IN ('SP000000000000000000002Q6VF78', 'ST000000000000000000002AMW42H') AS boot
+        FROM txs WHERE canonical AND microblock_canonical ORDER BY tx_id`;
+      expect(rows.length).toBeGreaterThan(0);
+      const bad: string[] = [];
+      for (const r of rows) {
+        const hashBody = { network_identifier: network, signed_transaction: r.raw_tx };
+        const parseBody = { network_identifier: network, signed: true, transaction: r.raw_tx };
+        const hash = await post(svc, '/rosetta/v1/construction/hash', hashBody);
+        const parse = await post(svc, '/rosetta/v1/construction/parse', parseBody);
+        const answer = (x: { status: number; body: Json }) => (x.status === 200 ? 200 : x.status === 413 ? 413 : x.body.code);
+        // tenure changes and Nakamoto coinbases: payload types 7 and 8, which 6.11.3 does not know
+        const unreadable = r.tx_type === 'tenure_change' || r.nakamoto_coinbase;
+        // a body over 100 kB (a big contract): express.json()'s limit at the reference; the boot txs are unsigned
+        const tooBig = (b: unknown) => Buffer.byteLength(JSON.stringify(b)) > 100 * 1024;
+        const wantHash = tooBig(hashBody) ? 413 : unreadable ? 628 : r.boot ? 629 : 200;
+        if (answer(hash) !== wantHash || (wantHash === 200 && hash.body.transaction_identifier.hash !== r.tx_id)) bad.push(`hash ${r.tx_id} (${r.tx_type}): ${JSON.stringify(hash.body)}`);
+        // a contract call: the reference builds its operation from a stored call the parsed tx does not carry (612)
+        const wantParse = tooBig(parseBody) ? 413 : unreadable ? 628 : r.boot ? 609 : r.tx_type === 'contract_call' ? 612 : 200;
+        if (answer(parse) !== wantParse) bad.push(`parse ${r.tx_id} (${r.tx_type}): ${parse.status} ${JSON.stringify(parse.body).slice(0, 120)}`);
+      }
+      expect(bad).toEqual([]);
+    }, 300_000);
+
+    it('mempool/transaction: a contract call never mined cannot be listed (612); the mempool lists what /extended/v1/tx/mempool lists', async () => {
+      const calls = await svc.db.sql<{ tx_id: string }[]>`
+        SELECT tx_id FROM mempool_txs m WHERE NOT pruned AND api->>'tx_type' = 'contract_call'
+          AND NOT EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = m.tx_id)`;
+      for (const c of calls) {
+        const r = await post(svc, '/rosetta/v1/mempool/transaction', { network_identifier: network, transaction_identifier: { hash: c.tx_id } });
+        expect([c.tx_id, r.status, r.body.code]).toEqual([c.tx_id, 400, 612]);
+      }
+      const ids = (await post(svc, '/rosetta/v1/mempool', { network_identifier: network })).body.transaction_identifiers.map((t: Json) => t.hash);
+      const ext = await get(svc, '/extended/v1/tx/mempool?limit=50');
+      expect(ext.total).toBeLessThanOrEqual(50);
+      expect([...ids].sort()).toEqual((ext.results as Json[]).map((t) => t.tx_id).sort());
+    });
   });
 }
 
@@ -473,34 +609,85 @@ describe('rosetta construction round trip and the node-backed routes (a stand-in
       public_keys: [{ hex_bytes: pub, curve_type: 'secp256k1' }],
     });
     expect(spay.status).toBe(200);
+    // the call's arguments are what the operations asked for
+    const call = deserializeTransaction(spay.body.unsigned_transaction).payload as unknown as { functionName: { content: string }; functionArgs: { value: unknown }[] };
+    expect(call.functionName.content).toBe('stack-stx');
+    expect([call.functionArgs[0].value, call.functionArgs[2].value, call.functionArgs[3].value].map(String)).toEqual(['1000000', '140', '2']);
+    // parse cannot list a contract call's operations at the reference (it reads them from a stored call): 612 here too
     const sparsed = await post(svc, '/rosetta/v1/construction/parse', { network_identifier: network, signed: false, transaction: spay.body.unsigned_transaction });
-    expect((sparsed.body.operations as Json[]).map((o) => o.type)).toEqual(['fee', 'stack_stx']);
-    expect(sparsed.body.operations[1].metadata).toMatchObject({ amount_ustx: '1000000', lock_period: '2', start_burn_height: '140', pox_addr: 'mk4zAE1iVWf5PJAgeX83rSXnzF5zQBiqf1' });
+    expect([sparsed.status, sparsed.body.code]).toEqual([400, 612]);
     const submit = await post(svc, '/rosetta/v1/construction/submit', { network_identifier: network, signed_transaction: signed });
     expect(submit).toEqual({ status: 200, body: { transaction_identifier: { hash: '0x' + 'ab'.repeat(32) } } });
     expect('0x' + submitted[0].toString('hex')).toBe(signed);
   });
 });
 
+/** The symbol and decimals the stand-in node gives a token contract; undefined: it fails the read-only call. */
+function stubFtMeta(contractName: string): { symbol: string; decimals: number } | undefined {
+  if (contractName.endsWith('0')) return undefined;
+  return { symbol: contractName.toUpperCase(), decimals: contractName.length % 7 };
+}
+
+/** A stand-in node answering get-symbol / get-decimals read-only calls (stubFtMeta); records the paths asked. */
+async function startFtNode(calls: string[] = []): Promise<{ server: import('node:http').Server; url: string }> {
+  const http = await import('node:http');
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      calls.push(req.url ?? '');
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const m = /^\/v2\/contracts\/call-read\/[^/]+\/([^/]+)\/(get-symbol|get-decimals)$/.exec(req.url ?? '');
+      const meta = m && stubFtMeta(m[1]);
+      if (!m || !meta) return res.end(JSON.stringify({ okay: false, cause: 'no such function' }));
+      const ascii = Buffer.from(meta.symbol);
+      const len = Buffer.alloc(4);
+      len.writeUInt32BE(ascii.length);
+      // (ok "SYMBOL") and (ok uN)
+      if (m[2] === 'get-symbol') return res.end(JSON.stringify({ okay: true, result: '0x070d' + len.toString('hex') + ascii.toString('hex') }));
+      res.end(JSON.stringify({ okay: true, result: '0x0701' + meta.decimals.toString(16).padStart(32, '0') }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}` };
+}
+
+/**
+ * For every FT holder: /account/balance at the tip lists STX, then every token it moved (balance 0 included) whose
+ * metadata the stand-in node gives, ordered by asset identifier as the reference orders them; the mismatches.
+ */
+async function ftListingMismatches(svc: TestService, network: { blockchain: string; network: string }): Promise<string[]> {
+  const holders = await svc.db.sql<{ principal: string }[]>`SELECT DISTINCT principal FROM ft_balances`;
+  expect(holders.length).toBeGreaterThan(0);
+  const bad: string[] = [];
+  for (const { principal } of holders) {
+    const r = await post(svc, '/rosetta/v1/account/balance', { network_identifier: network, account_identifier: { address: principal } });
+    // the tokens with a canonical event of the principal (a row only orphaned events made is not listed)
+    const rows = await svc.db.sql<{ asset_identifier: string; balance: string }[]>`
+      SELECT asset_identifier, balance::text FROM ft_balances f WHERE principal = ${principal}
+        AND EXISTS (SELECT 1 FROM events e WHERE e.event_type = 'fungible_token_asset' AND e.asset_identifier = f.asset_identifier
+          AND (e.sender = f.principal OR e.recipient = f.principal) AND e.canonical AND e.microblock_canonical AND e.index_block_hash <> '')`;
+    const want = rows
+      .sort((a, b) => a.asset_identifier.localeCompare(b.asset_identifier))
+      .flatMap((f) => {
+        const m = stubFtMeta(f.asset_identifier.split('::')[0].split('.')[1]);
+        return m ? [{ value: f.balance, currency: m }] : [];
+      });
+    if (r.body.balances[0].currency.symbol !== 'STX' || JSON.stringify(r.body.balances.slice(1)) !== JSON.stringify(want)) {
+      bad.push(`${principal}: ${JSON.stringify(r.body.balances)}, want STX then ${JSON.stringify(want)}`);
+    }
+  }
+  return bad;
+}
+
 describe('rosetta FT operations: symbol and decimals from the node', () => {
   let svc: TestService;
   let node: import('node:http').Server;
   const calls: string[] = [];
+  const network = { blockchain: 'stacks', network: 'mainnet' };
   beforeAll(async () => {
-    const http = await import('node:http');
-    node = http.createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        calls.push(req.url ?? '');
-        res.writeHead(200, { 'content-type': 'application/json' });
-        // (ok "TKN") and (ok u3)
-        if (req.url?.endsWith('/get-symbol')) return res.end(JSON.stringify({ okay: true, result: '0x070d00000003' + Buffer.from('TKN').toString('hex') }));
-        if (req.url?.endsWith('/get-decimals')) return res.end(JSON.stringify({ okay: true, result: '0x0701' + '3'.padStart(32, '0') }));
-        res.end('{}');
-      });
-    });
-    await new Promise<void>((r) => node.listen(0, '127.0.0.1', r));
-    svc = await startTestService({ STACKS_CHAIN_ID: 'mainnet', STACKS_NODE_RPC_URLS: `http://127.0.0.1:${(node.address() as { port: number }).port}` });
+    const n = await startFtNode(calls);
+    node = n.server;
+    svc = await startTestService({ STACKS_CHAIN_ID: 'mainnet', STACKS_NODE_RPC_URLS: n.url });
     await replay(svc.observer, readFixture('mainnet-reorg-scenario2'));
   }, 300_000);
   afterAll(async () => {
@@ -516,27 +703,110 @@ describe('rosetta FT operations: symbol and decimals from the node', () => {
     expect(ev).toBeDefined();
     const r = await post(svc, '/rosetta/v1/block', { network_identifier: { blockchain: 'stacks', network: 'mainnet' }, block_identifier: { index: ev.block_height } });
     const t = (r.body.block.transactions as Json[]).find((x) => x.transaction_identifier.hash === ev.tx_id)!;
-    const ft = (t.operations as Json[]).filter((o) => o.amount?.currency.symbol === 'TKN');
+    const [ev2] = await svc.db.sql<{ asset_identifier: string }[]>`SELECT asset_identifier FROM events WHERE tx_id = ${ev.tx_id} AND event_type = 'fungible_token_asset' LIMIT 1`;
+    const meta = stubFtMeta(ev2.asset_identifier.split('::')[0].split('.')[1])!;
+    const ft = (t.operations as Json[]).filter((o) => o.amount?.currency.symbol === meta.symbol);
     expect(ft.length).toBeGreaterThan(0);
-    expect(ft.every((o) => o.amount.currency.decimals === 3 && o.amount.metadata?.token_type === 'ft')).toBe(true);
+    expect(ft.every((o) => o.amount.currency.decimals === meta.decimals && o.amount.metadata?.token_type === 'ft')).toBe(true);
     expect(calls.some((c) => c.includes('/v2/contracts/call-read/') && c.endsWith('/get-symbol'))).toBe(true);
   });
+
+  it('account/balance lists every token the account moved, with the symbol and decimals the node gives, ordered by asset id', async () => {
+    expect(await ftListingMismatches(svc, network)).toEqual([]);
+  });
+
+  it('reconciliation with token currencies: the ledger of every FT and STX operation equals /account/balance at each block', async () => {
+    const { mismatches, ftChecks } = await reconcileAll(svc, network);
+    expect(mismatches).toEqual([]);
+    expect(ftChecks).toBeGreaterThan(0);
+  }, 300_000);
 });
 
 describe('rosetta on a generated chain with forks and microblocks', () => {
   let svc: TestService;
+  let node: import('node:http').Server;
   const network = { blockchain: 'stacks', network: 'testnet' };
   beforeAll(async () => {
-    svc = await startTestService({ STACKS_CHAIN_ID: 'testnet' });
+    // a stand-in node gives the tokens' symbols and decimals (and fails them for some contracts: stubFtMeta)
+    const n = await startFtNode();
+    node = n.server;
+    svc = await startTestService({ STACKS_CHAIN_ID: 'testnet', STACKS_NODE_RPC_URLS: n.url });
     const gen = new ChainGenerator({ blocks: 30, txsPerBlock: 6, seed: 'rosetta-forks', forks: true, forkEvery: 8, forkDepth: 2, microblockEvery: 5 });
     for await (const m of gen.messages()) expect(await postMessage(svc.observer, m)).toBe(200);
     await settled(svc.observer);
   }, 300_000);
-  afterAll(async () => svc?.stop());
+  afterAll(async () => {
+    await svc?.stop();
+    node?.close();
+  });
 
-  it('the canonical blocks reconcile with /account/balance after every reorg', async () => {
-    expect(await reconcile(svc, network)).toEqual([]);
+  it('the canonical blocks reconcile with /account/balance after every reorg, STX and token currencies', async () => {
+    const { mismatches, ftChecks } = await reconcileAll(svc, network);
+    expect(mismatches).toEqual([]);
+    expect(ftChecks).toBeGreaterThan(0);
   }, 300_000);
+
+  it('account/balance lists the tokens whose metadata the node gives (some it refuses), ordered by asset id', async () => {
+    const refused = await svc.db.sql`SELECT 1 FROM ft_balances WHERE split_part(split_part(asset_identifier, '::', 1), '.', 2) LIKE '%0' LIMIT 1`;
+    expect(refused.length).toBe(1);
+    expect(await ftListingMismatches(svc, network)).toEqual([]);
+  });
+
+  /** Every principal's STX and FT balances and STX nonce at every canonical height, summed over its history. */
+  const historySums = () => svc.db.sql<{ principal: string; asset_identifier: string; height: number; balance: string; nonce: string | null }[]>`
+    WITH moves AS (
+      SELECT recipient AS principal, 'stx' AS asset_identifier, block_height, amount AS delta, NULL::bigint AS nonce FROM events
+        WHERE event_type = 'stx_asset' AND recipient IS NOT NULL AND canonical AND microblock_canonical AND index_block_hash <> ''
+      UNION ALL SELECT sender, 'stx', block_height, -amount, NULL FROM events
+        WHERE event_type = 'stx_asset' AND sender IS NOT NULL AND canonical AND microblock_canonical AND index_block_hash <> ''
+      UNION ALL SELECT recipient, asset_identifier, block_height, amount, NULL FROM events
+        WHERE event_type = 'fungible_token_asset' AND recipient IS NOT NULL AND canonical AND microblock_canonical AND index_block_hash <> ''
+      UNION ALL SELECT sender, asset_identifier, block_height, -amount, NULL FROM events
+        WHERE event_type = 'fungible_token_asset' AND sender IS NOT NULL AND canonical AND microblock_canonical AND index_block_hash <> ''
+      UNION ALL SELECT CASE WHEN sponsored THEN sponsor_address ELSE sender_address END, 'stx', block_height, -fee_rate, nonce FROM txs
+        WHERE canonical AND microblock_canonical AND index_block_hash <> ''
+      UNION ALL SELECT recipient, 'stx', block_height, coinbase_amount + tx_fees_anchored + tx_fees_streamed_confirmed + tx_fees_streamed_produced, NULL
+        FROM miner_rewards WHERE canonical
+    ), keys AS (SELECT DISTINCT principal, asset_identifier FROM moves WHERE principal IS NOT NULL)
+    SELECT k.principal, k.asset_identifier, b.block_height::int AS height,
+      (SELECT COALESCE(SUM(delta), 0) FROM moves m WHERE m.principal = k.principal AND m.asset_identifier = k.asset_identifier AND m.block_height <= b.block_height)::text AS balance,
+      (SELECT MAX(nonce) FROM moves m WHERE m.principal = k.principal AND m.asset_identifier = k.asset_identifier AND m.block_height <= b.block_height)::text AS nonce
+    FROM keys k CROSS JOIN blocks b WHERE b.canonical
+    ORDER BY 1, 2, 3`;
+  const checkpointsAt = () => svc.db.sql<{ principal: string; asset_identifier: string; height: number; balance: string; nonce: string | null }[]>`
+    SELECT k.principal, k.asset_identifier, b.block_height::int AS height,
+      COALESCE(c.balance, 0)::text AS balance, c.nonce::text AS nonce
+    FROM (SELECT DISTINCT principal, asset_identifier FROM balance_checkpoints WHERE canonical) k
+    CROSS JOIN blocks b
+    LEFT JOIN LATERAL (
+      SELECT balance, nonce FROM balance_checkpoints p
+      WHERE p.principal = k.principal AND p.asset_identifier = k.asset_identifier AND p.canonical AND p.block_height <= b.block_height
+      ORDER BY p.block_height DESC LIMIT 1) c ON true
+    WHERE b.canonical
+    ORDER BY 1, 2, 3`;
+
+  it('balance checkpoints (sql/0090): after every reorg, the balance and nonce at every height equal the summed history', async () => {
+    const want = await historySums();
+    expect(want.some((r) => r.asset_identifier !== 'stx')).toBe(true);
+    expect(await checkpointsAt()).toEqual(want);
+    // orphaned blocks keep their rows, not counted
+    const [orphaned] = await svc.db.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM balance_checkpoints c JOIN blocks b USING (index_block_hash) WHERE NOT b.canonical AND NOT c.canonical`;
+    expect(orphaned.n).toBeGreaterThan(0);
+    const [stray] = await svc.db.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM balance_checkpoints c JOIN blocks b USING (index_block_hash) WHERE b.canonical <> c.canonical`;
+    expect(stray.n).toBe(0);
+  });
+
+  it('balance checkpoints: a database ingested before the migration gets the same rows from what is stored', async () => {
+    const rows = () => svc.db.sql`SELECT principal, asset_identifier, index_block_hash, block_height, balance::text, nonce FROM balance_checkpoints WHERE canonical ORDER BY 1, 2, 4`;
+    const expected = await rows();
+    expect(expected.length).toBeGreaterThan(0);
+    await svc.db.sql`DELETE FROM balance_checkpoints`;
+    await svc.db.sql`DELETE FROM schema_migrations WHERE version = '0090_balance_checkpoints.sql'`;
+    await migrate(svc.db.sql);
+    expect(await rows()).toEqual(expected);
+  });
 
   it('orphaned blocks are not found by hash; their height names the canonical block', async () => {
     const orphans = await svc.db.sql<{ block_hash: string; block_height: number }[]>`

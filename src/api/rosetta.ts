@@ -188,8 +188,16 @@ export function rosettaInvalid(firstRequired: string | undefined) {
 }
 
 /**
- * A Rosetta endpoint: POST with a JSON body, tagged Rosetta, errors as Rosetta error objects (schema failures worded as
- * the reference's validator words them, `network_identifier` the first required member unless `invalid` says otherwise).
+ * The reference's Rosetta routes parse bodies with express.json()'s default limit, 100 kB (102,400 bytes); a larger
+ * body (a big contract deploy to /construction/parse or /hash) fails there before any Rosetta check, so it is a 413
+ * here too.
+ */
+export const ROSETTA_BODY_LIMIT = 100 * 1024;
+
+/**
+ * A Rosetta endpoint: POST with a JSON body of at most ROSETTA_BODY_LIMIT bytes, tagged Rosetta, errors as Rosetta
+ * error objects (schema failures worded as the reference's validator words them, `network_identifier` the first
+ * required member unless `invalid` says otherwise).
  */
 export function rosettaEndpoint<B extends z.ZodType>(
   spec: Omit<EndpointSpec<undefined, undefined, B>, 'method' | 'tags' | 'errorResponse'>,
@@ -199,6 +207,7 @@ export function rosettaEndpoint<B extends z.ZodType>(
     tags: ['Rosetta'],
     errorResponse: RosettaErrorResponse,
     invalid: rosettaInvalid('network_identifier'),
+    bodyLimit: ROSETTA_BODY_LIMIT,
     ...spec,
   });
 }

@@ -427,6 +427,19 @@ export function rosettaTransaction(tx: OpsTx, ctx: OpsContext): RosettaTransacti
 }
 
 /**
+ * A pending contract call as the reference's /mempool/transaction lists it. Its contract-call operation is built from
+ * the call as stored among mined txs (`stored`: the reference's getTx, any placement up to the tip): the status and,
+ * for a PoX stacking call, the type and metadata come from there (the fee operation stays pending). A call that was
+ * never mined has no such row and the reference fails (400 with an empty body): undefined here.
+ */
+export function pendingContractCall(pending: OpsTx, stored: OpsTx | undefined, ctx: OpsContext): RosettaTransaction | undefined {
+  if (!stored) return undefined;
+  const out = rosettaTransaction(pending, ctx);
+  out.operations[1] = contractCallOp(stored, 1, ctx.network);
+  return out;
+}
+
+/**
  * The STX a tx's operations move, per account (total balance): fees, transfers, mints, burns, miner rewards. Failed
  * operations move nothing but the fee. stx_lock / stx_unlock do not change the total: an stx_lock states the account's
  * whole locked amount from then on (a stack-extend repeats it, a stack-increase states the new total), an stx_unlock

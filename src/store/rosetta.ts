@@ -154,10 +154,17 @@ export async function rosettaUnlocks(sql: Sql, block: RosettaBlockRow): Promise<
   return rows;
 }
 
+/**
+ * What the reference's Rosetta mempool holds (its anchored view): pending txs, and txs mined only in the unconfirmed
+ * microblock stream (pruned from the mempool, not in an anchor block yet).
+ */
+const ROSETTA_PENDING = `(NOT x.pruned OR x.tx_id IN (
+  SELECT t.tx_id FROM txs t WHERE t.index_block_hash = '' AND t.canonical AND t.microblock_canonical))`;
+
 /** The pending mempool tx ids, newest first. */
 export async function rosettaMempoolIds(sql: Sql): Promise<string[]> {
   const rows = await sql<{ tx_id: string }[]>`
-    SELECT tx_id FROM mempool_txs WHERE NOT pruned ORDER BY receipt_time DESC, tx_id`;
+    SELECT x.tx_id FROM mempool_txs x WHERE ${sql.unsafe(ROSETTA_PENDING)} ORDER BY x.receipt_time DESC, x.tx_id`;
   return rows.map((r) => r.tx_id);
 }
 
@@ -169,17 +176,51 @@ export interface RosettaMempoolRow {
 
 export async function rosettaMempoolTx(sql: Sql, txId: string): Promise<RosettaMempoolRow | undefined> {
   const [row] = await sql<RosettaMempoolRow[]>`
-    SELECT x.tx_id, x.api, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ${txId} AND NOT x.pruned`;
+    SELECT x.tx_id, x.api, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ${txId} AND ${sql.unsafe(ROSETTA_PENDING)}`;
   return row;
 }
 
-/** The next nonce of an account as of a height (its highest executed nonce + 1, or 0). */
-export async function rosettaNonceAt(sql: Sql, address: string, height: number): Promise<number> {
-  const [r] = await sql<{ nonce: string | null }[]>`
-    SELECT MAX(nonce)::text AS nonce FROM txs
-    WHERE ((sender_address = ${address} AND NOT sponsored) OR (sponsor_address = ${address} AND sponsored))
-      AND canonical AND microblock_canonical AND index_block_hash <> '' AND block_height <= ${height}`;
-  return r?.nonce == null ? 0 : Number(r.nonce) + 1;
+/**
+ * A tx as the reference's getTx finds it (what its contract-call operations are built from): any stored placement up
+ * to the anchored tip's height (so not one in the unconfirmed microblock stream above it), canonical first, then the
+ * highest.
+ */
+export async function rosettaStoredTx(sql: Sql, txId: string): Promise<RosettaTxRow | undefined> {
+  const [row] = await sql<RosettaTxRow[]>`
+    SELECT ${sql.unsafe(TX_COLUMNS)}, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x
+    WHERE x.tx_id = ${txId}
+      AND x.block_height <= (SELECT COALESCE(MAX(block_height), 0) FROM blocks WHERE canonical)
+    ORDER BY x.canonical DESC, x.microblock_canonical DESC, x.block_height DESC
+    LIMIT 1`;
+  return row;
+}
+
+/**
+ * An account's STX balance (total, locked included) and highest executed nonce as of a height: its newest canonical
+ * checkpoint at or below it (sql/0090_balance_checkpoints.sql), one index lookup however long its history.
+ */
+export async function rosettaStxAt(sql: Sql, principal: string, height: number): Promise<{ balance: string; nonce: number | null }> {
+  const [r] = await sql<{ balance: string; nonce: string | null }[]>`
+    SELECT balance::text AS balance, nonce::text AS nonce FROM balance_checkpoints
+    WHERE principal = ${principal} AND asset_identifier = 'stx' AND canonical AND block_height <= ${height}
+    ORDER BY block_height DESC LIMIT 1`;
+  return r ? { balance: r.balance, nonce: r.nonce === null ? null : Number(r.nonce) } : { balance: '0', nonce: null };
+}
+
+/**
+ * An account's balance of every fungible token it moved up to a height (0 included), as of that height: the tokens it
+ * ever held from ft_balances, each with its newest canonical checkpoint at or below the height.
+ */
+export async function rosettaFtBalancesAt(sql: Sql, principal: string, height: number): Promise<{ asset_identifier: string; balance: string }[]> {
+  return sql<{ asset_identifier: string; balance: string }[]>`
+    SELECT f.asset_identifier, c.balance::text AS balance
+    FROM ft_balances f
+    CROSS JOIN LATERAL (
+      SELECT balance FROM balance_checkpoints p
+      WHERE p.principal = f.principal AND p.asset_identifier = f.asset_identifier AND p.canonical AND p.block_height <= ${height}
+      ORDER BY p.block_height DESC LIMIT 1
+    ) c
+    WHERE f.principal = ${principal}`;
 }
 
 /** Burn height of the canonical block at a stacks height. */

@@ -181,7 +181,9 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'rosetta',
     capability: 'F',
     issue: 'Rosetta',
-    state: 'not-served',
+    // served (issue 18): every answer matches, including the reference's failures on what its transaction library
+    // cannot read (Nakamoto payloads) and on contract calls it cannot list (construction/parse, unmined mempool calls)
+    state: 'must-match',
     // everything under the Rosetta mount, including its own route-not-found answers
     routes: [/^(GET|POST) \/rosetta\/v1\//],
   },

@@ -1,7 +1,7 @@
 /**
  * POST /rosetta/v1/construction/{derive,preprocess,metadata,payloads,combine,parse,hash,submit}: building, signing
- * and submitting a transaction the Rosetta way, with @stacks/transactions (v7; the reference used v6, same wire
- * format). Offline: derive, preprocess, payloads, combine, parse, hash. metadata and submit need the node pool.
+ * and submitting a transaction the Rosetta way, with @stacks/transactions (v7; the reference used 6.11.3, which reads
+ * less of the wire format: src/chain/rosetta-wire.ts says what, and decodeWire refuses it like the reference). Offline: derive, preprocess, payloads, combine, parse, hash. metadata and submit need the node pool.
  * Supported operation sets are the reference's: a token transfer (fee, sender, recipient), stack_stx (the PoX contract
  * and cycle come from the node's /v2/pox; pox-4 needs the signer key, and the signer signature when the caller has one),
  * delegate_stx.
@@ -38,6 +38,7 @@ import { decodeTx } from '../../../chain/tx.js';
 import { codec } from '../../../chain/native.js';
 import { btcAddressPoxTuple } from '../../../chain/pox.js';
 import { txOperations, parseMemo, type RosettaOperation } from '../../../chain/rosetta-ops.js';
+import { readableByReference, referenceTxid } from '../../../chain/rosetta-wire.js';
 import { nodeCall, NoNodeError } from '../../../proxy/rpc.js';
 import * as store from '../../../store/rosetta.js';
 import type { ApiContext } from '../../context.js';
@@ -85,14 +86,21 @@ const with0x = (h: string) => (h.startsWith('0x') ? h : '0x' + h);
 const strip0x = (h: string) => (h.startsWith('0x') ? h.slice(2) : h);
 const PLACEHOLDER_KEY = '000000000000000000000000000000000000000000000000000000000000000000';
 
+/**
+ * A transaction as the reference reads it: what its @stacks/transactions 6.11.3 cannot deserialize (a 500 there, see
+ * src/chain/rosetta-wire.ts) is refused like an unreadable string.
+ */
 function decodeWire(hex: string): StacksTransactionWire {
   const h = strip0x(hex);
   if (!/^([0-9a-fA-F]{2})+$/.test(h)) fail(400, RosettaErrors.invalidTransactionString);
+  let tx: StacksTransactionWire;
   try {
-    return deserializeTransaction(h);
+    tx = deserializeTransaction(h);
   } catch {
     return fail(400, RosettaErrors.invalidTransactionString);
   }
+  if (!readableByReference(tx)) fail(400, RosettaErrors.invalidTransactionString);
+  return tx;
 }
 
 function isSigned(tx: StacksTransactionWire): boolean {
@@ -534,6 +542,9 @@ export const rosettaConstructionEndpoints = [
     path: '/rosetta/v1/construction/parse',
     operationId: 'rosetta_construction_parse',
     summary: 'The operations of a transaction (signed or not)',
+    description:
+      'As the reference: a transaction its transaction library (@stacks/transactions 6.11.3) cannot read — a tenure change or Nakamoto ' +
+      'coinbase, a non-sequential multisig — is refused with code 628, and a contract call with code 612 (the reference cannot list its operations here).',
     body: ParseRequest,
     response: ParseResponse,
     errors: [400],
@@ -549,6 +560,10 @@ export const rosettaConstructionEndpoints = [
           return fail(400, RosettaErrors.invalidTransactionString);
         }
         const api = decoded.api;
+        // The reference cannot list a contract call's operations here: it builds them from the stored call (contract,
+        // function, arguments), and the transaction it parsed carries none of them, so it always fails (612), whether
+        // or not the call was mined.
+        if (api.tx_type === 'contract_call') fail(400, RosettaErrors.unknownError);
         let operations: RosettaOperation[];
         try {
           operations = txOperations(
@@ -582,6 +597,9 @@ export const rosettaConstructionEndpoints = [
     path: '/rosetta/v1/construction/hash',
     operationId: 'rosetta_construction_hash',
     summary: 'The id of a signed transaction',
+    description:
+      "The id the reference's transaction library computes (the hash of its re-serialization). A transaction that library cannot read — a tenure " +
+      'change or Nakamoto coinbase, a non-sequential multisig — is refused with code 628.',
     body: SignedTxRequest,
     response: HashResponse,
     errors: [400],
@@ -590,7 +608,7 @@ export const rosettaConstructionEndpoints = [
         await checkNetwork(ctx, body.network_identifier);
         const tx = decodeWire(body.signed_transaction);
         if (!isSigned(tx)) fail(400, RosettaErrors.transactionNotSigned);
-        return { transaction_identifier: { hash: '0x' + tx.txid() } };
+        return { transaction_identifier: { hash: '0x' + referenceTxid(tx, Buffer.from(strip0x(body.signed_transaction), 'hex')) } };
       }),
   }),
   rosettaEndpoint({

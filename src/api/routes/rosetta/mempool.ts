@@ -2,7 +2,7 @@
 import * as store from '../../../store/rosetta.js';
 import { MempoolRequest, MempoolTransactionRequest, MempoolResponse, MempoolTransactionResponse } from '../../schemas/rosetta.js';
 import { RosettaErrors, checkNetwork, fail, hashParam, isHex, rosettaGuard, rosettaEndpoint } from '../../rosetta.js';
-import { rosettaTransaction } from '../../../chain/rosetta-ops.js';
+import { pendingContractCall, rosettaTransaction } from '../../../chain/rosetta-ops.js';
 import { opsTx } from './shared.js';
 
 
@@ -25,7 +25,10 @@ export const rosettaMempoolEndpoints = [
     path: '/rosetta/v1/mempool/transaction',
     operationId: 'rosetta_mempool_transaction',
     summary: 'A pending transaction as operations',
-    description: 'Operation statuses are empty (not executed yet). Unknown → 400 with code 607.',
+    description:
+      'Operation statuses are empty (not executed yet). Unknown → 400 with code 607. Txs mined only in the unconfirmed microblock stream ' +
+      "are still pending here. A contract call's operation is read from the call as mined (status, stacking metadata), as the reference " +
+      'does; a contract call that was never mined is a 400 (code 612; the reference fails there with an empty body).',
     body: MempoolTransactionRequest,
     response: MempoolTransactionResponse,
     errors: [400],
@@ -36,7 +39,12 @@ export const rosettaMempoolEndpoints = [
         if (!isHex(txId)) fail(400, RosettaErrors.invalidTransactionHash);
         const row = await store.rosettaMempoolTx(ctx.sql, txId);
         if (!row) fail(400, RosettaErrors.transactionNotFound);
-        return { transaction: rosettaTransaction(opsTx({ api: row!.api, abi: row!.abi }), { network }) };
+        const pending = opsTx({ api: row!.api, abi: row!.abi });
+        if (pending.tx_type !== 'contract_call') return { transaction: rosettaTransaction(pending, { network }) };
+        const stored = await store.rosettaStoredTx(ctx.sql, txId);
+        const transaction = pendingContractCall(pending, stored && opsTx(stored), { network });
+        if (!transaction) fail(400, RosettaErrors.unknownError, { message: 'a contract call is listed once mined: this one is not' });
+        return { transaction };
       }),
   }),
 ];
