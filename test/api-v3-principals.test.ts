@@ -476,6 +476,68 @@ describe('v3 principals: parameters', () => {
   });
 });
 
+describe('v3 principals: holdings order and cursors', () => {
+  let svc: TestService;
+  let check: AnswerCheck;
+  const who = 'STB44HYPYAT2BB2QE513NSP81HTMYWBJP02HPGK6';
+  const token = (n: string) => `SP000000000000000000002Q6VF78.tok-${n}::t`;
+  beforeAll(async () => {
+    svc = await startTestService();
+    check = await fetchAnswerChecker(svc.api);
+    // holdings written straight into the maintained tables for a principal of no chain: the order is the point here
+    for (const [n, received, sent] of [['a', 10, 0], ['b', 10, 0], ['c', 100, 0], ['d', 9, 0], ['e', 1000, 1000], ['f', 20, 11]] as const) {
+      await svc.db.sql`INSERT INTO ft_balances (principal, asset_identifier, received, sent) VALUES (${who}, ${token(n)}, ${received}, ${sent})`;
+    }
+    // Clarity values: u255, (buff 1) 0x01 / 0x02, (buff 2) 0x0100, 0
+    for (const [asset, value] of [['x', '0x02000000020100'], ['x', '0x020000000101'], ['x', '0x020000000102'], ['w', '0x01000000000000000000000000000000ff'], ['y', '0x0000000000000000000000000000000000']]) {
+      await svc.db.sql`
+        INSERT INTO nft_custody (asset_identifier, value_hex, owner, tx_id, index_block_hash, block_height, tx_index, event_index)
+        VALUES (${`SP000000000000000000002Q6VF78.nft-${asset}::n`}, ${value}, ${who}, 'tx', 'b', 1, 0, 0)`;
+    }
+  }, 60_000);
+  afterAll(async () => {
+    await svc?.stop();
+  });
+
+  it('FT: positive balances, largest first (as numbers), ties by identifier; cursors at or between rows', async () => {
+    const all = await walkV3(svc, `/extended/v3/principals/${who}/balances/ft`, 1, check);
+    expect(all.items).toEqual([
+      { asset_identifier: token('c'), balance: '100' },
+      { asset_identifier: token('a'), balance: '10' },
+      { asset_identifier: token('b'), balance: '10' },
+      { asset_identifier: token('d'), balance: '9' },
+      { asset_identifier: token('f'), balance: '9' },
+    ]);
+    expect(all.total).toBe(5);
+    const page = (await getJson(svc, `/extended/v3/principals/${who}/balances/ft?limit=2&cursor=${encodeURIComponent(`10:${token('b')}`)}`, check)).body;
+    expect(page.results.map((r: Json) => r.asset_identifier)).toEqual([token('b'), token('d')]);
+    expect(page.cursor).toEqual({ next: `9:${token('f')}`, previous: `100:${token('c')}`, current: `10:${token('b')}` });
+    // a position between rows: balance 50 comes after 100 and before the 10s
+    const between = (await getJson(svc, `/extended/v3/principals/${who}/balances/ft?limit=1&cursor=50:x`, check)).body;
+    expect(between.results).toEqual([{ asset_identifier: token('a'), balance: '10' }]);
+    expect((await getJson(svc, `/extended/v3/principals/${who}/balances/ft/${token('e')}`, check)).body.balance).toBe('0');
+  });
+
+  it('NFT: by identifier, then value byte-wise', async () => {
+    const all = await walkV3(svc, `/extended/v3/principals/${who}/balances/nft`, 2, check);
+    expect(all.items.map((r) => `${r.asset_identifier.split('.')[1]} ${r.value.hex}`)).toEqual([
+      'nft-w::n 0x01000000000000000000000000000000ff',
+      'nft-x::n 0x020000000101',
+      'nft-x::n 0x020000000102',
+      'nft-x::n 0x02000000020100',
+      'nft-y::n 0x0000000000000000000000000000000000',
+    ]);
+    expect(all.items.map((r) => r.value.repr)).toEqual(['u255', '0x01', '0x02', '0x0100', '0']);
+    // from a cursor: previous is the row two back, next the row after the page
+    const page = (await getJson(svc, `/extended/v3/principals/${who}/balances/nft?limit=2&cursor=0x020000000102:SP000000000000000000002Q6VF78.nft-x::n`, check)).body;
+    expect(page.cursor).toEqual({
+      next: '0x0000000000000000000000000000000000:SP000000000000000000002Q6VF78.nft-y::n',
+      previous: '0x01000000000000000000000000000000ff:SP000000000000000000002Q6VF78.nft-w::n',
+      current: '0x020000000102:SP000000000000000000002Q6VF78.nft-x::n',
+    });
+  });
+});
+
 describe('v3 principals: paging while blocks arrive', () => {
   let svc: TestService;
   beforeAll(async () => {

@@ -224,31 +224,56 @@ export interface FtBalanceKey {
   token: string;
 }
 
+/**
+ * Up to `limit` of the principal's positive FT balances next to `key` in page order (balance DESC, identifier ASC):
+ * `after` reads from the key on (inclusive or not), `before` back from it, nearest first. Two index ranges (the rest of
+ * the key's balance, then the other balances), as no single row comparison states a mixed order.
+ */
+function ftRange(sql: Sql, principal: string, key: FtBalanceKey | undefined, dir: 'after' | 'before', inclusive: boolean, limit: number) {
+  const positive = sql`principal = ${principal} AND balance > 0`;
+  if (!key) {
+    return sql<FtBalanceKey[]>`
+      SELECT asset_identifier AS token, balance::text AS balance FROM ft_balances WHERE ${positive}
+      ORDER BY ft_balances.balance DESC, asset_identifier COLLATE "C" ASC LIMIT ${limit}`;
+  }
+  const b = key.balance;
+  if (dir === 'after') {
+    const same = inclusive ? sql`asset_identifier COLLATE "C" >= ${key.token}` : sql`asset_identifier COLLATE "C" > ${key.token}`;
+    return sql<FtBalanceKey[]>`
+      SELECT r.token, r.balance::text AS balance FROM (
+        (SELECT asset_identifier AS token, balance FROM ft_balances
+         WHERE ${positive} AND balance = ${b}::numeric AND ${same}
+         ORDER BY ft_balances.balance DESC, asset_identifier COLLATE "C" ASC LIMIT ${limit})
+        UNION ALL
+        (SELECT asset_identifier, balance FROM ft_balances WHERE ${positive} AND balance < ${b}::numeric
+         ORDER BY ft_balances.balance DESC, asset_identifier COLLATE "C" ASC LIMIT ${limit})
+      ) r
+      ORDER BY r.balance DESC, r.token COLLATE "C" ASC LIMIT ${limit}`;
+  }
+  const same = inclusive ? sql`asset_identifier COLLATE "C" <= ${key.token}` : sql`asset_identifier COLLATE "C" < ${key.token}`;
+  return sql<FtBalanceKey[]>`
+    SELECT r.token, r.balance::text AS balance FROM (
+      (SELECT asset_identifier AS token, balance FROM ft_balances
+       WHERE ${positive} AND balance = ${b}::numeric AND ${same}
+       ORDER BY ft_balances.balance ASC, asset_identifier COLLATE "C" DESC LIMIT ${limit})
+      UNION ALL
+      (SELECT asset_identifier, balance FROM ft_balances WHERE ${positive} AND balance > ${b}::numeric
+       ORDER BY ft_balances.balance ASC, asset_identifier COLLATE "C" DESC LIMIT ${limit})
+    ) r
+    ORDER BY r.balance ASC, r.token COLLATE "C" DESC LIMIT ${limit}`;
+}
+
 /** A page of the principal's positive FT balances (canonical anchored chain), from `cursor` (inclusive). */
 export async function ftBalancePage(
   sql: Sql,
   principal: string,
   q: { limit: number; cursor?: FtBalanceKey },
 ): Promise<KeysetPage<FtBalanceKey, FtBalanceKey>> {
-  const c = q.cursor;
-  const from = c
-    ? sql`AND (balance < ${c.balance}::numeric OR (balance = ${c.balance}::numeric AND asset_identifier COLLATE "C" >= ${c.token}))`
-    : sql``;
-  const rows = await sql<FtBalanceKey[]>`
-    SELECT asset_identifier AS token, balance::text AS balance FROM ft_balances
-    WHERE principal = ${principal} AND balance > 0 ${from}
-    ORDER BY balance DESC, asset_identifier COLLATE "C" ASC
-    LIMIT ${q.limit + 1}`;
+  const rows = await ftRange(sql, principal, q.cursor, 'after', true, q.limit + 1);
   const page = rows.slice(0, q.limit);
   if (!page.length) return { rows: [], total: 0, next: null, prev: null };
-  const first = page[0];
   const [before, [count]] = await Promise.all([
-    sql<FtBalanceKey[]>`
-      SELECT asset_identifier AS token, balance::text AS balance FROM ft_balances
-      WHERE principal = ${principal} AND balance > 0
-        AND (balance > ${first.balance}::numeric OR (balance = ${first.balance}::numeric AND asset_identifier COLLATE "C" < ${first.token}))
-      ORDER BY balance ASC, asset_identifier COLLATE "C" DESC
-      LIMIT ${q.limit}`,
+    ftRange(sql, principal, page[0], 'before', false, q.limit),
     sql<{ n: number }[]>`SELECT count(*)::int AS n FROM ft_balances WHERE principal = ${principal} AND balance > 0`,
   ]);
   return { rows: page, total: count.n, next: rows[q.limit] ?? null, prev: before[before.length - 1] ?? null };
@@ -287,20 +312,14 @@ export async function nftHoldingPage(
   };
   const c = q.cursor;
   const from: ReturnType<Sql> = c
-    ? sql`AND (asset_identifier COLLATE "C" > ${c.asset_identifier}
-        OR (asset_identifier = ${c.asset_identifier} AND value_hex COLLATE "C" >= ${c.value_hex}))`
+    ? sql`AND (asset_identifier COLLATE "C", value_hex COLLATE "C") >= (${c.asset_identifier}, ${c.value_hex})`
     : sql``;
   const rows = await held(from, 'ASC', q.limit + 1);
   const page = rows.slice(0, q.limit);
   if (!page.length) return { rows: [], total: 0, next: null, prev: null };
   const first = page[0];
   const [before, [count]] = await Promise.all([
-    held(
-      sql`AND (asset_identifier COLLATE "C" < ${first.asset_identifier}
-        OR (asset_identifier = ${first.asset_identifier} AND value_hex COLLATE "C" < ${first.value_hex}))`,
-      'DESC',
-      q.limit,
-    ),
+    held(sql`AND (asset_identifier COLLATE "C", value_hex COLLATE "C") < (${first.asset_identifier}, ${first.value_hex})`, 'DESC', q.limit),
     sql<{ n: number }[]>`
       WITH mb AS (${unconfirmedNftOwners(sql)})
       SELECT ((SELECT count(*) FROM nft_custody c WHERE c.owner = ${principal}
