@@ -312,6 +312,8 @@ describe('documented parameters agree with the handlers', () => {
     name: 'muneeb.id',
     zoneFileHash: 'ab'.repeat(20),
     tld: 'id',
+    // v3
+    asset_identifier: `${ADDRESS}.token::ft`,
   };
   /** Query that makes a request well-formed apart from the parameter under test. */
   const baseQuery: Record<string, Record<string, string>> = {
@@ -321,6 +323,7 @@ describe('documented parameters agree with the handlers', () => {
     '/extended/v1/tokens/nft/history': { asset_identifier: `${ADDRESS}.token::nft`, value: '0x01' },
     '/extended/v1/tokens/nft/mints': { asset_identifier: `${ADDRESS}.token::nft` },
     '/extended/v1/contract/by_trait': { trait_abi: '{"functions":[]}' },
+    '/extended/v3/principals/{principal}/balance-changes': { tx_id: samples.tx_id },
   };
 
   function url(p: string, query: Record<string, string>): string {

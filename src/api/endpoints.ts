@@ -10,6 +10,7 @@ import { eventEndpoints } from './routes/extended/events.js';
 import { addressEndpoints } from './routes/extended/addresses.js';
 import { tokenEndpoints } from './routes/extended/tokens.js';
 import { balanceEndpoints } from './routes/extended/balances.js';
+import { principalV3Endpoints } from './routes/extended/principals.js';
 import { burnchainEndpoints } from './routes/extended/burnchain.js';
 import { poxCycleEndpoints, poxEndpoints } from './routes/extended/pox.js';
 import { accountEndpoints } from './routes/extended/accounts.js';
@@ -42,6 +43,7 @@ export function allEndpoints(): readonly Endpoint[] {
     ...accountEndpoints,
     ...feeEndpoints,
     ...balanceEndpoints,
+    ...principalV3Endpoints,
     ...tokenEndpoints,
     ...burnchainEndpoints,
     ...poxEndpoints,

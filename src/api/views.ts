@@ -7,7 +7,8 @@ import type { Sql } from '../store/connect.js';
 import * as txs from '../store/txs.js';
 import * as blocks from '../store/blocks.js';
 import * as addresses from '../store/addresses.js';
-import { stxLockState } from '../store/stx-lock.js';
+import * as nonces from '../store/nonces.js';
+import { stxLockState, type StxLockState } from '../store/stx-lock.js';
 import { mempoolTxJson, txJson, type TxDbRow } from './serialize.js';
 import { v1BlockJson, type BlockDbRow } from './serialize-blocks.js';
 import type { ClarityJson } from '../chain/clarity.js';
@@ -88,6 +89,45 @@ export interface StxBalance {
   burnchain_unlock_height: number;
 }
 
+/** What an STX balance answer is made of: the totals, the lock state and (when asked) the pending mempool flows. */
+export interface StxBalanceParts {
+  received: bigint;
+  sent: bigint;
+  fees: bigint;
+  rewards: bigint;
+  /** received - sent - fees + rewards */
+  balance: bigint;
+  lock: StxLockState;
+  pending?: { inbound: bigint; outbound: bigint };
+}
+
+/**
+ * The STX balance of `principal` as of stacks height `height` (canonical data only), whose burn reference height
+ * (for lock expiry) is `burnHeight`, in parts. `withPending` adds the mempool flows.
+ */
+export async function stxBalanceParts(
+  sql: Sql,
+  principal: string,
+  height: number,
+  burnHeight: number,
+  withPending: boolean,
+): Promise<StxBalanceParts> {
+  const sums =
+    (await addresses.maintainedStxSums(sql, principal, height)) ?? (await addresses.historyStxSums(sql, principal, height));
+  const received = BigInt(sums.received);
+  const sent = BigInt(sums.sent);
+  const fees = BigInt(sums.fees);
+  const rewards = BigInt(sums.rewards);
+  // The lock state: stx_lock events, then the pox-2/3/4 synthetic events (src/store/stx-lock.ts).
+  const lock = await stxLockState(sql, principal, height, burnHeight);
+  const parts: StxBalanceParts = { received, sent, fees, rewards, balance: received - sent - fees + rewards, lock };
+  if (withPending) {
+    const p = await addresses.pendingStxFlows(sql, principal);
+    parts.pending = { inbound: BigInt(p.inbound), outbound: BigInt(p.outbound) };
+  }
+  return parts;
+}
+
 /**
  * The STX balance of `principal` as of stacks height `height` (canonical data only), whose burn reference height
  * (for lock expiry) is `burnHeight`. `withPending` adds the mempool flows.
@@ -99,25 +139,12 @@ export async function stxBalance(
   burnHeight: number,
   withPending: boolean,
 ): Promise<StxBalance> {
-  const sums =
-    (await addresses.maintainedStxSums(sql, principal, height)) ?? (await addresses.historyStxSums(sql, principal, height));
-  const received = BigInt(sums.received);
-  const sent = BigInt(sums.sent);
-  const fees = BigInt(sums.fees);
-  const rewards = BigInt(sums.rewards);
-  const balance = received - sent - fees + rewards;
-
-  // The lock state: stx_lock events, then the pox-2/3/4 synthetic events (src/store/stx-lock.ts).
-  const lock = await stxLockState(sql, principal, height, burnHeight);
-
+  const { balance, sent, received, fees, rewards, lock, pending } = await stxBalanceParts(sql, principal, height, burnHeight, withPending);
   const out: StxBalance = { balance: balance.toString() } as StxBalance;
-  if (withPending) {
-    const p = await addresses.pendingStxFlows(sql, principal);
-    const inbound = BigInt(p.inbound);
-    const outbound = BigInt(p.outbound);
-    out.estimated_balance = (balance + inbound - outbound).toString();
-    out.pending_balance_inbound = inbound.toString();
-    out.pending_balance_outbound = outbound.toString();
+  if (pending) {
+    out.estimated_balance = (balance + pending.inbound - pending.outbound).toString();
+    out.pending_balance_inbound = pending.inbound.toString();
+    out.pending_balance_outbound = pending.outbound.toString();
   }
   out.total_sent = sent.toString();
   out.total_received = received.toString();
@@ -175,5 +202,41 @@ function transferSummary(principal: string, row: addresses.AddressTxRow, transfe
     stx_transfers,
     ft_transfers,
     nft_transfers,
+  };
+}
+
+/** A principal's nonces now (v1 /address/{p}/nonces without a block, v3 /principals/{p}/nonces). */
+export interface CurrentNonces {
+  last_mempool_tx_nonce: number | null;
+  last_executed_tx_nonce: number | null;
+  possible_next_nonce: number;
+  detected_missing_nonces: number[];
+  detected_mempool_nonces: number[];
+}
+
+/**
+ * The highest executed and pending nonce (as origin or as sponsor), the next one to use, and between the two the
+ * pending nonces found in the mempool and the missing ones (highest first), as the reference's getAddressNonces.
+ */
+export async function currentNonces(sql: Sql, principal: string): Promise<CurrentNonces> {
+  const m = await nonces.nonceMaxima(sql, principal);
+  const both = (a: number | null, b: number | null) => (a === null && b === null ? null : Math.max(a ?? 0, b ?? 0));
+  const executed = both(m.executed, m.executed_sponsor);
+  const mempool = both(m.mempool, m.mempool_sponsor);
+  const next = executed === null && mempool === null ? 0 : Math.max(executed ?? 0, mempool ?? 0) + 1;
+  const missing: number[] = [];
+  let pending: number[] = [];
+  if (executed !== null && mempool !== null && mempool - executed > 1) {
+    const expected: number[] = [];
+    for (let i = mempool - 1; i > executed; i--) expected.push(i);
+    pending = await nonces.pendingNonces(sql, principal, expected);
+    for (const n of expected) if (!pending.includes(n)) missing.push(n);
+  }
+  return {
+    last_mempool_tx_nonce: mempool,
+    last_executed_tx_nonce: executed,
+    possible_next_nonce: next,
+    detected_missing_nonces: missing,
+    detected_mempool_nonces: pending,
   };
 }

@@ -18,9 +18,18 @@ export interface StxLockState {
   lock_height: number;
   burnchain_lock_height: number;
   burnchain_unlock_height: number;
+  /** the PoX version whose lock this is: 1 (stx_lock events), 2, 3 or 4; 0 when not locked */
+  pox_version: number;
 }
 
-const UNLOCKED: StxLockState = { lock_tx_id: '', locked: '0', lock_height: 0, burnchain_lock_height: 0, burnchain_unlock_height: 0 };
+const UNLOCKED: StxLockState = {
+  lock_tx_id: '',
+  locked: '0',
+  lock_height: 0,
+  burnchain_lock_height: 0,
+  burnchain_unlock_height: 0,
+  pox_version: 0,
+};
 
 interface LockRow {
   tx_id: string;
@@ -63,16 +72,17 @@ export async function stxLockState(sql: Sql, principal: string, height: number, 
   ]);
   const s = state[0];
   const past = (h: number | null | undefined) => h !== null && h !== undefined && burnHeight > Number(h);
-  const fromRow = (r: LockRow): StxLockState => ({
+  const fromRow = (r: LockRow, pox_version: number): StxLockState => ({
     lock_tx_id: r.tx_id,
     locked: r.locked,
     lock_height: Number(r.block_height),
     burnchain_lock_height: r.burn_block_height === null ? 0 : Number(r.burn_block_height),
     burnchain_unlock_height: Number(r.unlock_height),
+    pox_version,
   });
 
   let out = UNLOCKED;
-  if (!past(s?.pox_v1_unlock_height) && stxLock[0]) out = fromRow(stxLock[0]);
+  if (!past(s?.pox_v1_unlock_height) && stxLock[0]) out = fromRow(stxLock[0], 1);
   const included: Record<string, boolean> = {
     'pox-2': !past(s?.pox_v2_unlock_height),
     'pox-3': !past(s?.pox_v3_unlock_height),
@@ -81,7 +91,7 @@ export async function stxLockState(sql: Sql, principal: string, height: number, 
   for (const contract of ['pox-2', 'pox-3', 'pox-4']) {
     const r = pox.find((p) => p.contract === contract);
     if (!r || !included[contract]) continue;
-    out = r.name === 'handle-unlock' ? UNLOCKED : fromRow(r);
+    out = r.name === 'handle-unlock' ? UNLOCKED : fromRow(r, Number(contract.slice(4)));
   }
   return { ...out };
 }

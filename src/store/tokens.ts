@@ -20,6 +20,21 @@ export interface HoldingRow {
 }
 
 /**
+ * The owner each NFT has after the unconfirmed microblock stream (its latest canonical event there, for the keys it
+ * touches), as rows (asset_identifier, value_hex, owner, tx_id, block_height, microblock_sequence, tx_index,
+ * event_index): what nft_custody (anchored chain only) is overridden by where the reference's custody took microblock
+ * events as they arrived.
+ */
+export function unconfirmedNftOwners(sql: Sql) {
+  return sql`
+    SELECT DISTINCT ON (e.asset_identifier, e.value_hex)
+      e.asset_identifier, e.value_hex, e.recipient AS owner, e.tx_id, e.block_height, t.microblock_sequence, e.tx_index, e.event_index
+    FROM events e JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash AND t.microblock_hash = e.microblock_hash
+    WHERE e.index_block_hash = '' AND e.event_type = 'non_fungible_token_asset' AND e.canonical AND e.microblock_canonical
+    ORDER BY e.asset_identifier, e.value_hex, e.block_height DESC, t.microblock_sequence DESC, e.tx_index DESC, e.event_index DESC`;
+}
+
+/**
  * The NFTs `principal` holds, newest acquisition first: nft_custody (canonical anchored chain), overridden by the
  * unconfirmed microblock stream's latest event for a key (the reference's custody table takes microblock events as
  * they arrive).
@@ -28,13 +43,7 @@ export async function nftHoldings(sql: Sql, principal: string, assets: string[] 
   const assetFilter = (col: string) =>
     assets && assets.length ? sql`AND ${sql(col)} = ANY(${assets})` : sql``;
   return sql<HoldingRow[]>`
-    WITH mb AS (
-      SELECT DISTINCT ON (e.asset_identifier, e.value_hex)
-        e.asset_identifier, e.value_hex, e.recipient AS owner, e.tx_id, e.block_height, t.microblock_sequence, e.tx_index, e.event_index
-      FROM events e JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash AND t.microblock_hash = e.microblock_hash
-      WHERE e.index_block_hash = '' AND e.event_type = 'non_fungible_token_asset' AND e.canonical AND e.microblock_canonical
-      ORDER BY e.asset_identifier, e.value_hex, e.block_height DESC, t.microblock_sequence DESC, e.tx_index DESC, e.event_index DESC
-    ), held AS (
+    WITH mb AS (${unconfirmedNftOwners(sql)}), held AS (
       SELECT c.asset_identifier, c.value_hex, c.tx_id, c.block_height, 2147483647 AS microblock_sequence, c.tx_index, c.event_index
       FROM nft_custody c
       WHERE c.owner = ${principal} ${assetFilter('c.asset_identifier')}

@@ -23,7 +23,7 @@ import {
   StxInboundListResponse,
 } from '../../schemas/accounts.js';
 import { txJson } from '../../serialize.js';
-import { addressTxWithTransfersRanked, stxBalance } from '../../views.js';
+import { addressTxWithTransfersRanked, currentNonces, stxBalance } from '../../views.js';
 import { chainTip } from '../../../store/chain-tip.js';
 import * as ptx from '../../../store/principal-txs.js';
 import * as nonces from '../../../store/nonces.js';
@@ -233,26 +233,7 @@ export const accountEndpoints = [
           detected_mempool_nonces: [],
         };
       }
-      const m = await nonces.nonceMaxima(sql, params.principal);
-      const both = (a: number | null, b: number | null) => (a === null && b === null ? null : Math.max(a ?? 0, b ?? 0));
-      const executed = both(m.executed, m.executed_sponsor);
-      const mempool = both(m.mempool, m.mempool_sponsor);
-      const next = executed === null && mempool === null ? 0 : Math.max(executed ?? 0, mempool ?? 0) + 1;
-      const missing: number[] = [];
-      let pending: number[] = [];
-      if (executed !== null && mempool !== null && mempool - executed > 1) {
-        const expected: number[] = [];
-        for (let i = mempool - 1; i > executed; i--) expected.push(i);
-        pending = await nonces.pendingNonces(sql, params.principal, expected);
-        for (const n of expected) if (!pending.includes(n)) missing.push(n);
-      }
-      return {
-        last_mempool_tx_nonce: mempool,
-        last_executed_tx_nonce: executed,
-        possible_next_nonce: next,
-        detected_missing_nonces: missing,
-        detected_mempool_nonces: pending,
-      };
+      return currentNonces(sql, params.principal);
     },
   }),
   endpoint({
