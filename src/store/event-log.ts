@@ -24,15 +24,16 @@ export interface AppendEntry {
  */
 export async function appendToLog(sql: Sql, entries: readonly AppendEntry[]): Promise<(number | null)[]> {
   if (!entries.length) return [];
-  const rows = entries.map((e, ord) => ({ ord, path: e.path, sha: bodySha256(e.body), body: e.body, at: e.receivedAt / 1000 }));
+  const rows = entries.map((e) => ({ path: e.path, sha: bodySha256(e.body), body: e.body, at: e.receivedAt / 1000 }));
+  // arrays of text, not one JSON document: no escaping of large bodies on either side
   const inserted = await sql.unsafe<{ id: string; path: string; body_sha256: string }[]>(
     `INSERT INTO event_log (received_at, path, body_sha256, body)
      SELECT to_timestamp(r.at), r.path, r.sha, r.body
-     FROM json_to_recordset($1::text::json) AS r(ord integer, path text, sha text, body text, at double precision)
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[]) WITH ORDINALITY AS r(path, sha, body, at, ord)
      ORDER BY r.ord
      ON CONFLICT (path, body_sha256) DO NOTHING
      RETURNING id::text AS id, path, body_sha256`,
-    [JSON.stringify(rows)],
+    [rows.map((r) => r.path), rows.map((r) => r.sha), rows.map((r) => r.body), rows.map((r) => r.at)] as never[],
     { prepare: true },
   );
   const idOf = new Map(inserted.map((r) => [r.path + '\n' + r.body_sha256, Number(r.id)]));
@@ -62,7 +63,7 @@ export interface PendingMessage {
 /** The next logged messages after `afterId`, oldest first, without their bodies. */
 export async function pendingMessages(sql: Sql, afterId: number, limit: number): Promise<PendingMessage[]> {
   const rows = await sql<{ id: string; path: string; at: number; size: number }[]>`
-    SELECT id::text AS id, path, extract(epoch FROM received_at)::float8 * 1000 AS at, length(body) AS size
+    SELECT id::text AS id, path, extract(epoch FROM received_at)::float8 * 1000 AS at, octet_length(body) AS size
     FROM event_log WHERE event_log.id > ${afterId} ORDER BY event_log.id LIMIT ${limit}`;
   return rows.map((r) => ({ id: Number(r.id), path: r.path, receivedAt: Number(r.at), size: Number(r.size) }));
 }
