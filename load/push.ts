@@ -7,7 +7,7 @@
  * a payload of the same size, no database, no Redis) with the same clients and prints the ratio.
  *
  *   npm run bench:push -- [--clients 10000] [--workers 4] [--blocks 30] [--interval 1000] [--api 1|2]
- *                         [--adapter classic|sharded] [--txs-per-block 2] [--no-baseline]
+ *                         [--adapter classic|sharded] [--txs-per-block 2] [--no-baseline] [--ft-balance-rooms]
  *                         [--database-url URL] [--redis-url URL] [--out DIR]
  *
  * --api 2 runs one `ingest` and two `api` processes on Redis (clients split between the two api processes).
@@ -38,6 +38,8 @@ interface Options {
   adapter: 'classic' | 'sharded';
   txsPerBlock: number;
   baseline: boolean;
+  /** every client also follows `address-ft-balance:<its address>` (issue 15) */
+  ftRooms: boolean;
   databaseUrl: string;
   redisUrl: string;
   out: string;
@@ -54,6 +56,7 @@ function parseArgs(argv: string[]): Options {
     adapter: 'classic',
     txsPerBlock: 2,
     baseline: true,
+    ftRooms: false,
     databaseUrl: DEFAULT_ADMIN_URL,
     redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     out: path.join(ROOT, 'load/results'),
@@ -70,6 +73,7 @@ function parseArgs(argv: string[]): Options {
       case '--adapter': o.adapter = args.value() === 'sharded' ? 'sharded' : 'classic'; break;
       case '--txs-per-block': o.txsPerBlock = args.number(); break;
       case '--no-baseline': o.baseline = false; break;
+      case '--ft-balance-rooms': o.ftRooms = true; break;
       case '--database-url': o.databaseUrl = args.value(); break;
       case '--redis-url': o.redisUrl = args.value(); break;
       case '--out': o.out = args.value(); break;
@@ -91,6 +95,8 @@ interface WorkerJob {
   count: number;
   offset: number;
   addresses: string[];
+  /** each client also follows its address's FT-balance room (--ft-balance-rooms) */
+  ftRooms: boolean;
 }
 interface WorkerResult {
   /** height → receipt times (ms) of the `block` message, one per client that got it */
@@ -127,7 +133,8 @@ function runWorker(): void {
     new Promise((resolve) => {
       const n = job.offset + i;
       const url = job.urls[n % job.urls.length];
-      const rooms = `block,address-transaction:${job.addresses[n % job.addresses.length]}`;
+      const address = job.addresses[n % job.addresses.length];
+      const rooms = `block,address-transaction:${address}${job.ftRooms ? `,address-ft-balance:${address}` : ''}`;
       const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/socket.io/?EIO=4&transport=websocket&subscriptions=${encodeURIComponent(rooms)}`, {
         perMessageDeflate: false,
       });
@@ -318,7 +325,7 @@ async function connectClients(o: Options, urls: string[], addresses: string[], s
   const t0 = now();
   const replies = await workers.request<{ errors: number }>(
     'connect',
-    { jobOf: (i: number) => ({ urls, addresses, offset: i * per, count: Math.max(0, Math.min(per, o.clients - i * per)) }) },
+    { jobOf: (i: number) => ({ urls, addresses, ftRooms: o.ftRooms, offset: i * per, count: Math.max(0, Math.min(per, o.clients - i * per)) }) },
     'connected',
   );
   const errors = replies.reduce((a, r) => a + r.errors, 0);

@@ -479,6 +479,7 @@ async function main() {
     }
     const { txIds, address } = await pickInputs(o, o.url, self?.dbUrl ?? o.inputsDb);
     const status = await (await fetch(o.url + '/extended')).text();
+    const tipHeight = (JSON.parse(status) as { chain_tip?: { block_height: number } }).chain_tip?.block_height ?? 1;
     if (o.ceiling) ceiling = await startCeiling(status);
 
     // Rosetta (POST): the tip block with its operations, and an account balance, for the network the service serves
@@ -513,6 +514,16 @@ async function main() {
         cached: false,
         body: JSON.stringify({ network_identifier: rosettaNet, account_identifier: { address } }),
       },
+      // a past balance (issue 18): balance_checkpoints, one index lookup per currency, whatever the chain's length
+      {
+        name: 'POST /rosetta/v1/account/balance (block at half the tip height)',
+        path: '/rosetta/v1/account/balance',
+        cached: false,
+        body: JSON.stringify({ network_identifier: rosettaNet, account_identifier: { address }, block_identifier: { index: Math.max(1, Math.floor(tipHeight / 2)) } }),
+      },
+      // the cursor-paginated v3 principal API (issue 15)
+      { name: '/extended/v3/principals/{p}/transactions', path: `/extended/v3/principals/${address}/transactions`, cached: false },
+      { name: '/extended/v3/principals/{p}/balances/stx', path: `/extended/v3/principals/${address}/balances/stx`, cached: false },
     ];
     if (o.set === 'full') endpoints.push(...(await fullSet(o.url, self?.dbUrl ?? o.inputsDb, txIds, address)));
     if (!o.ceiling) endpoints.shift();
