@@ -117,13 +117,16 @@ export async function importEvents(
     if (opts.signal?.aborted) resolve();
     opts.signal?.addEventListener('abort', () => resolve(), { once: true });
   });
-  /** waits for the projector (up to `id`), or for Ctrl-C: then stops with what is logged so far */
+  /** Ctrl-C: stop with what is logged so far */
+  const stopIfAborted = () => {
+    if (!opts.signal?.aborted) return;
+    if (opts.tty) process.stderr.write('\n');
+    throw new ImportInterrupted({ messages, failed: 0, ms: Date.now() - started, lastLine: lineNo });
+  };
+  /** waits for the projector (up to `id`), or for Ctrl-C */
   const applied = async (id?: number) => {
     await Promise.race([projector.settled(id), aborted]);
-    if (opts.signal?.aborted) {
-      if (opts.tty) process.stderr.write('\n');
-      throw new ImportInterrupted({ messages, failed: 0, ms: Date.now() - started, lastLine: lineNo });
-    }
+    stopIfAborted();
   };
   const report = (final = false) => {
     const now = Date.now();
@@ -141,7 +144,7 @@ export async function importEvents(
     for (let pause = 250, since = Date.now(); replies.some((r) => r.status === 500) && Date.now() - since < 120_000; pause = Math.min(pause * 2, 5000)) {
       log.warn({ line: chunk[0].line, retry_ms: pause, reason: replies.find((r) => r.status === 500)?.body.message }, 'import: the database did not take the chunk; retrying');
       await Promise.race([new Promise((r) => setTimeout(r, pause)), aborted]);
-      await applied(0);
+      stopIfAborted();
       replies = await pipeline.handleMany(entries);
     }
     const bad = replies.findIndex((r) => r.status !== 200);
@@ -170,7 +173,7 @@ export async function importEvents(
       if (chunk.length >= IMPORT_CHUNK_LINES || chunkChars >= IMPORT_CHUNK_CHARS) {
         await flush();
         report();
-        await applied(0); // only looks at Ctrl-C
+        stopIfAborted();
       }
     }
     await flush();

@@ -23,7 +23,7 @@ import { buildService, spawnService, type Build, type ChildService } from './hel
 import { freePort, startPostgres, type PgInstance } from './helpers/instances.js';
 import { deliverUntilAccepted, nodeReplay, type NodeReplayStats } from './helpers/node-replayer.js';
 import { readFixture, type FixtureLine } from './helpers/fixtures.js';
-import { dumpDatabase, dumpEverything } from './helpers/dump.js';
+import { dumpDatabase, dumpEverything, rankSeq } from './helpers/dump.js';
 import { connectDatabase } from '../src/store/connect.js';
 import { migrate } from '../src/store/migrate.js';
 import { createLogger } from '../src/logger.js';
@@ -48,7 +48,7 @@ async function freshDatabase(): Promise<string> {
 async function dumpOf(url: string): Promise<Dump> {
   const db = await connectDatabase({ databaseUrl: url, dataDir: '/nonexistent', max: 2 });
   try {
-    return normalise(await dumpDatabase(db.sql));
+    return rankSeq(await dumpDatabase(db.sql));
   } finally {
     await db.close();
   }
@@ -58,7 +58,7 @@ async function dumpOf(url: string): Promise<Dump> {
 async function everythingOf(url: string): Promise<Dump> {
   const db = await connectDatabase({ databaseUrl: url, dataDir: '/nonexistent', max: 2 });
   try {
-    return normalise(rankSurrogateIds(await dumpEverything(db.sql)));
+    return rankSeq(rankSurrogateIds(await dumpEverything(db.sql)));
   } finally {
     await db.close();
   }
@@ -78,24 +78,6 @@ function rankSurrogateIds(dump: Record<string, readonly unknown[]>): Record<stri
     const parsed = rows.map((r) => JSON.parse(r as string) as Record<string, unknown>);
     const rank = new Map([...new Set(parsed.map((r) => Number(r.id)))].sort((a, b) => a - b).map((v, i) => [v, i]));
     out[table] = parsed.map((r) => JSON.stringify({ ...r, id: rank.get(Number(r.id)) })).sort();
-  }
-  return out;
-}
-
-/**
- * change_seq values are ordering keys: a transaction rolled back by a crash consumes values, and PostgreSQL's crash
- * recovery skips ahead in a sequence, so only their relative order is compared (each value replaced by its rank).
- */
-function normalise(dump: Record<string, readonly unknown[]>): Dump {
-  const seqs = new Set<number>();
-  for (const rows of Object.values(dump))
-    for (const r of rows as Record<string, unknown>[]) if (r && typeof r === 'object' && r.seq !== undefined && r.seq !== null) seqs.add(Number(r.seq));
-  const rank = new Map([...seqs].sort((a, b) => a - b).map((s, i) => [s, i]));
-  const out: Record<string, unknown[]> = {};
-  for (const [table, rows] of Object.entries(dump)) {
-    out[table] = (rows as Record<string, unknown>[]).map((r) =>
-      r && typeof r === 'object' ? (r.seq !== undefined && r.seq !== null ? { ...r, seq: rank.get(Number(r.seq)) } : { ...r }) : r,
-    );
   }
   return out;
 }

@@ -241,14 +241,8 @@ export class Projector {
         this.failure = undefined;
       }
       const now = performance.now();
-      for (const m of batch) {
-        if (m.ackedAt !== undefined) this.lags[this.lagCount++ % LAG_SAMPLES] = now - m.ackedAt;
-        const k = this.known.get(m.id);
-        if (k) {
-          this.knownChars -= k.body.length;
-          this.known.delete(m.id);
-        }
-      }
+      for (const m of batch) if (m.ackedAt !== undefined) this.lags[this.lagCount++ % LAG_SAMPLES] = now - m.ackedAt;
+      this.forgetApplied();
       this.messagesApplied += batch.length;
       this.batches++;
       this.refreshStatistics();
@@ -320,13 +314,17 @@ export class Projector {
     // another projector (another process) applied these messages, or the state was reset: the database is right
     this.log.warn({ ours: this.applied, theirs: outcome.moved }, 'projector: the log position moved under this projector');
     this.applied = outcome.moved ?? 0;
-    for (const id of [...this.known.keys()]) {
-      if (id <= this.applied) {
-        this.knownChars -= this.known.get(id)!.body.length;
-        this.known.delete(id);
-      }
-    }
+    this.forgetApplied();
     return undefined;
+  }
+
+  /** Drops the decoded copies of the messages up to the applied one. */
+  private forgetApplied(): void {
+    for (const [id, k] of this.known) {
+      if (id > this.applied) continue;
+      this.knownChars -= k.body.length;
+      this.known.delete(id);
+    }
   }
 
   private async failed(id: number, err: unknown, pause: number): Promise<void> {

@@ -61,3 +61,22 @@ export async function dumpEverything(sql: Sql): Promise<Record<string, readonly 
   out.projector_state = [p?.applied_id ?? null];
   return out;
 }
+
+/**
+ * change_seq values are ordering keys: a transaction rolled back (a crash, a failed projection attempt) consumes values,
+ * and PostgreSQL's crash recovery skips ahead in a sequence, so only their relative order is compared (each value
+ * replaced by its rank).
+ */
+export function rankSeq(dump: Record<string, readonly unknown[]>): Record<string, unknown[]> {
+  const seqs = new Set<number>();
+  for (const rows of Object.values(dump))
+    for (const r of rows as Record<string, unknown>[]) if (r && typeof r === 'object' && r.seq !== undefined && r.seq !== null) seqs.add(Number(r.seq));
+  const rank = new Map([...seqs].sort((a, b) => a - b).map((s, i) => [s, i]));
+  const out: Record<string, unknown[]> = {};
+  for (const [table, rows] of Object.entries(dump)) {
+    out[table] = (rows as Record<string, unknown>[]).map((r) =>
+      r && typeof r === 'object' ? (r.seq !== undefined && r.seq !== null ? { ...r, seq: rank.get(Number(r.seq)) } : { ...r }) : r,
+    );
+  }
+  return out;
+}
