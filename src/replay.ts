@@ -123,9 +123,9 @@ export async function importEvents(
     if (opts.tty) process.stderr.write('\n');
     throw new ImportInterrupted({ messages, failed: 0, ms: Date.now() - started, lastLine: lineNo });
   };
-  /** waits for the projector (up to `id`), or for Ctrl-C */
+  /** waits for the projector (up to `id`; without one, everything in the log), or for Ctrl-C */
   const applied = async (id?: number) => {
-    await Promise.race([projector.settled(id), aborted]);
+    await Promise.race([id === undefined ? projector.settledLog() : projector.settled(id), aborted]);
     stopIfAborted();
   };
   const report = (final = false) => {

@@ -19,7 +19,7 @@
 import type { Logger } from 'pino';
 import type { Sql } from '../store/connect.js';
 import { applyMessage, type IngestResult, type LoggedUpdate } from '../store/ingest.js';
-import { lockProjector, logBodies, markApplied, pendingMessages, recordProjectorFailure, logPosition, type ProjectorRow } from '../store/event-log.js';
+import { deferDerived, flushDerived, lockProjector, logBodies, markApplied, pendingMessages, recordProjectorFailure, logPosition, type ProjectorRow } from '../store/event-log.js';
 import { isPushable, type ChainUpdate } from '../chain/types.js';
 
 export interface CommittedMessage {
@@ -162,6 +162,24 @@ export class Projector {
     return new Promise((resolve) => this.waiters.push({ id: target, resolve }));
   }
 
+  /**
+   * Resolves once everything the log holds now is applied. An append whose reply was lost (the connection dropped
+   * after the COMMIT) and was sent again returns no id for its duplicates, so the newest id is read from the log
+   * (retried for up to 2 minutes while the database is unreachable).
+   */
+  async settledLog(): Promise<void> {
+    for (let pause = 250, since = Date.now(); !this.stopping; pause = Math.min(pause * 2, 5000)) {
+      try {
+        this.kick((await logPosition(this.sql)).logged);
+        break;
+      } catch (err) {
+        if (Date.now() - since > 120_000) throw err;
+        await new Promise((r) => setTimeout(r, pause));
+      }
+    }
+    return this.settled();
+  }
+
   /** the newest id this process appended or was told of */
   get newestId(): number {
     return this.newest;
@@ -302,8 +320,12 @@ export class Projector {
       const t = tx as unknown as Sql;
       const committed = await lockProjector(t);
       if (committed !== this.applied) return { moved: committed };
+      // a batch computes the derived tables once, for the net flips of its blocks (sql/0100_derived_batches.sql)
+      const deferred = batch.length > 1;
+      if (deferred) await deferDerived(t);
       const results: IngestResult[] = [];
       for (const m of batch) results.push(await applyMessage(t, m, { pushOutbox: m.outbox, fastBlocks: this.fastBlocks }));
+      if (deferred) await flushDerived(t);
       await markApplied(t, batch[batch.length - 1].id);
       return { results };
     })) as unknown as { moved?: number; results?: IngestResult[] };

@@ -138,6 +138,19 @@ export async function lockProjector(tx: Sql): Promise<number> {
   return Number(r.applied_id);
 }
 
+/**
+ * Inside the projector's transaction: the derived-table hook records the blocks' flips instead of applying them, until
+ * flushDerived (sql/0100_derived_batches.sql).
+ */
+export function deferDerived(tx: Sql) {
+  return tx`SELECT set_config('stacks_pulse.defer_derived', 'on', true)`;
+}
+
+/** Applies the net effect of the flips deferDerived recorded in this transaction. */
+export function flushDerived(tx: Sql) {
+  return tx`SELECT derived_flush()`;
+}
+
 /** Inside the projector's transaction, with its last statements: the new place in the log, failure cleared. */
 export function markApplied(tx: Sql, id: number) {
   return tx`
