@@ -19,7 +19,7 @@
 import type { Logger } from 'pino';
 import type { Sql } from '../store/connect.js';
 import { applyMessage, type IngestResult, type LoggedUpdate } from '../store/ingest.js';
-import { deferDerived, flushDerived, lockProjector, logBodies, markApplied, pendingMessages, recordProjectorFailure, logPosition, type ProjectorRow } from '../store/event-log.js';
+import { flushDerived, lockProjector, logBodies, markApplied, pendingMessages, recordProjectorFailure, logPosition, type ProjectorRow } from '../store/event-log.js';
 import { isPushable, type ChainUpdate } from '../chain/types.js';
 
 export interface CommittedMessage {
@@ -318,11 +318,10 @@ export class Projector {
   private async apply(batch: (LoggedUpdate & { outbox: boolean })[]): Promise<IngestResult[] | undefined> {
     const outcome = (await this.sql.begin(async (tx) => {
       const t = tx as unknown as Sql;
-      const committed = await lockProjector(t);
-      if (committed !== this.applied) return { moved: committed };
       // a batch computes the derived tables once, for the net flips of its blocks (sql/0100_derived_batches.sql)
       const deferred = batch.length > 1;
-      if (deferred) await deferDerived(t);
+      const committed = await lockProjector(t, deferred);
+      if (committed !== this.applied) return { moved: committed };
       const results: IngestResult[] = [];
       for (const m of batch) results.push(await applyMessage(t, m, { pushOutbox: m.outbox, fastBlocks: this.fastBlocks }));
       if (deferred) await flushDerived(t);
