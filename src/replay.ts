@@ -100,10 +100,12 @@ export async function importEvents(
   opts: { tty?: boolean; signal?: AbortSignal } = {},
 ): Promise<ImportStats> {
   const size = (await stat(file)).size;
-  const rl = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
   await pipeline.start();
   const projector = pipeline.projector;
+  await projector.settled(0); // the projector has read its place in the log
   const firstApplied = projector.appliedId;
+  // created after the last await before the loop below: readline drops the lines it reads before iteration starts
+  const rl = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
   const started = Date.now();
   let bytes = 0;
   let messages = 0;

@@ -89,6 +89,9 @@ export interface ProjectorRow {
   pending: number;
 }
 
+/** Pending messages are counted exactly up to this many (see projectorRow). */
+export const PENDING_COUNT_CAP = 100_000;
+
 /** Where the projector stands in the log (any process can read it: the status route of an api process does). */
 export async function projectorRow(sql: Sql): Promise<ProjectorRow> {
   const [r] = await sql<
@@ -106,7 +109,12 @@ export async function projectorRow(sql: Sql): Promise<ProjectorRow> {
     SELECT p.applied_id::text AS applied_id, p.applied_at, p.failed_id::text AS failed_id, p.failed_reason, p.failed_at,
       COALESCE((SELECT max(id) FROM event_log), 0)::text AS logged_id,
       (SELECT received_at FROM event_log WHERE id > p.applied_id ORDER BY id LIMIT 1) AS oldest_pending_at,
-      (SELECT count(*) FROM event_log WHERE id > p.applied_id)::text AS pending
+      -- counted exactly up to PENDING_COUNT_CAP (an index range, however long the backlog); above it, the span of ids
+      -- (an estimate from above: a duplicate's append uses an id too)
+      (SELECT CASE WHEN n.c <= ${PENDING_COUNT_CAP} THEN n.c
+         ELSE COALESCE((SELECT max(id) FROM event_log), 0) - p.applied_id END
+       FROM (SELECT count(*) AS c FROM (SELECT 1 FROM event_log WHERE id > p.applied_id ORDER BY id
+         LIMIT ${PENDING_COUNT_CAP + 1}) AS x) AS n)::text AS pending
     FROM projector_state p`;
   if (!r) {
     return { applied_id: 0, applied_at: null, failed_id: null, failed_reason: null, failed_at: null, logged_id: 0, oldest_pending_at: null, pending: 0 };
@@ -129,20 +137,14 @@ export async function logPosition(sql: Sql): Promise<{ applied: number; logged: 
 
 /**
  * Inside the projector's transaction: takes the projector's row lock (one projector at a time per database) and
- * returns the applied id as committed, so a second projector (another process) never applies a message twice.
- *
- * The same statement sets, for this transaction only:
- * - plan_cache_mode = force_generic_plan: the ingest functions run the same statements with new values thousands of
- *   times; with the default, the planner re-plans their larger statements (the mempool rules, the derived appliers)
- *   on every call, which cost more than running them (the 1,000-block generated chain: 14.4 s → 11.0 s to import);
- * - stacks_pulse.defer_derived when `deferDerived`: the derived-table hook records the blocks' flips instead of
- *   applying them, until flushDerived (sql/0100_derived_batches.sql).
+ * returns the applied id as committed, so a second projector (another process) never applies a message twice. With
+ * `deferDerived`, the same statement sets stacks_pulse.defer_derived for this transaction: the derived-table hook then
+ * records the blocks' flips instead of applying them, until flushDerived (sql/0100_derived_batches.sql).
  */
 export async function lockProjector(tx: Sql, deferDerived = false): Promise<number> {
   const [r] = await tx<{ applied_id: string }[]>`
     INSERT INTO projector_state (id)
-    SELECT 1 FROM (SELECT set_config('plan_cache_mode', 'force_generic_plan', true),
-      set_config('stacks_pulse.defer_derived', ${deferDerived ? 'on' : 'off'}, true)) AS settings
+    SELECT 1 FROM (SELECT set_config('stacks_pulse.defer_derived', ${deferDerived ? 'on' : 'off'}, true)) AS settings
     ON CONFLICT (id) DO UPDATE SET id = EXCLUDED.id
     RETURNING applied_id::text AS applied_id`;
   return Number(r.applied_id);

@@ -124,7 +124,7 @@ export const IngestStatusResponse = component(
     acknowledged_id: z.int().min(0).describe('newest message acknowledged to the node (appended to the log)'),
     applied_id: z.int().min(0).describe('last message applied to the tables REST and push read'),
     applied_at: z.string().nullable(),
-    pending_messages: z.int().min(0).describe('acknowledged, not applied yet'),
+    pending_messages: z.int().min(0).describe('acknowledged, not applied yet (exact up to 100,000; above that, the span of log ids, an upper bound)'),
     behind_ms: z.number().min(0).describe('age of the oldest message not applied yet (0 when caught up)'),
     failure: z
       .object({ id: z.int(), reason: z.string(), at: z.string().nullable() })
