@@ -383,7 +383,7 @@ describe('import-events faults', () => {
       expect(again.status, again.stderr).toBe(0);
     }
     const done = await progressOf(url);
-    expect(done.applied).toBe(done.logged);
+    expect(done.applied, `first run exited ${code}: ${run.output().slice(-2000)}`).toBe(done.logged);
     expect(await everythingOf(url)).toEqual(want);
     console.log(`PostgreSQL crash mid-import: the first run exited ${code}`);
   }, 240_000);

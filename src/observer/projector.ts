@@ -159,7 +159,19 @@ export class Projector {
     if (this.loop && !this.stopping) await Promise.race([this.ready, this.loop]);
     const target = id ?? this.newest;
     if (this.applied >= target || this.stopping || !this.loop) return;
-    return new Promise((resolve) => this.waiters.push({ id: target, resolve }));
+    return new Promise((resolve) => {
+      // the projector's own timers are unref'd (they never hold a process that is shutting down); a waiter must keep
+      // the process alive, or an import whose projector pauses after a database failure while every connection is
+      // closed would end with exit code 0 and messages not applied
+      const hold = setInterval(() => {}, 60_000);
+      this.waiters.push({
+        id: target,
+        resolve: () => {
+          clearInterval(hold);
+          resolve();
+        },
+      });
+    });
   }
 
   /**
