@@ -15,7 +15,8 @@
  * as possible; the table then shows the achieved rate against the target. --set default|full: `full` adds every
  * parameterised REST endpoint (block by height/hash, tx by id, address, contract, mempool) — the growth comparison uses
  * it; inputs (a mid-chain block and tx, a contract, the busiest principal) are picked from the data, through
- * --inputs-db URL (the target's database) when given. --no-ceiling skips the static uWS ceiling run.
+ * --inputs-db URL (the target's database) when given. --no-ceiling skips the static uWS ceiling run. --computed gives
+ * every request of every row its own URL (an ignored `_=<n>` parameter), so nothing is answered from the answer cache.
  *
  * Compiled by the project's tsc (`npm run build`) to dist/load/rest.js; `npm run bench:rest` builds, then runs it.
  */
@@ -46,6 +47,8 @@ interface Options {
   out: string;
   rate: number;
   set: 'default' | 'full';
+  /** every row with its own URL per request: none answered from the answer cache (growth runs) */
+  computed: boolean;
   inputsDb: string | undefined;
   ceiling: boolean;
 }
@@ -67,6 +70,7 @@ function parseArgs(argv: string[]): Options {
     out: path.join(ROOT, 'load/results'),
     rate: 0,
     set: 'default',
+    computed: false,
     inputsDb: undefined,
     ceiling: true,
   };
@@ -95,6 +99,7 @@ function parseArgs(argv: string[]): Options {
       }
       case '--inputs-db': o.inputsDb = args.value(); break;
       case '--no-ceiling': o.ceiling = false; break;
+      case '--computed': o.computed = true; break;
       case '-h':
       case '--help':
         process.stdout.write(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('*/')[0] + '*/\n');
@@ -371,10 +376,9 @@ async function fullSet(base: string, dbUrl: string | undefined, txIds: string[],
     { name: '/extended/v1/stx_supply', path: '/extended/v1/stx_supply', cached: false },
     { name: '/extended/v1/stx_supply?height={mid}', path: `/extended/v1/stx_supply?height=${mid}`, cached: false },
   ];
-  // BNS: the first name there is (a chain without names measures the not-found path)
+  // BNS: the first name there is (a chain generated without --bns has none: no row)
   const names = (await getJson(`${base}/v1/names`)) as unknown as string[];
-  const name = Array.isArray(names) && names.length ? names[0] : 'nonexistent.btc';
-  list.push({ name: '/v1/names/{name}', path: `/v1/names/${name}`, cached: false });
+  if (Array.isArray(names) && names.length) list.push({ name: '/v1/names/{name}', path: `/v1/names/${names[0]}`, cached: false });
   if (dbUrl) {
     const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });
     try {
@@ -533,7 +537,7 @@ async function main() {
     for (const e of selected) {
       const base = e.path === '/ceiling' ? ceiling!.url : o.url;
       log(`… ${e.name}`);
-      const row = await measure(e.name, base, e.path, e.cached, o, e.unique, e.body);
+      const row = await measure(e.name, base, e.path, e.cached, o, e.unique || o.computed, e.body);
       const ref = REFERENCE[refKey(e.name)];
       if (ref) {
         row.reference = ref;

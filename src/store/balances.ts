@@ -21,13 +21,24 @@ export async function ftTotalsAt(sql: Sql, principal: string, height: number): P
     WITH d AS (
       SELECT asset_identifier, received, sent FROM ft_balances WHERE principal = ${principal}
       UNION ALL
-      SELECT asset_identifier,
-        CASE WHEN recipient = ${principal} THEN amount ELSE 0 END * CASE WHEN index_block_hash = '' THEN 1 ELSE -1 END,
-        CASE WHEN sender = ${principal} THEN amount ELSE 0 END * CASE WHEN index_block_hash = '' THEN 1 ELSE -1 END
-      FROM events
-      WHERE (recipient = ${principal} OR sender = ${principal}) AND event_type = 'fungible_token_asset'
-        AND canonical AND microblock_canonical
-        AND ((index_block_hash = '' AND block_height <= ${height}) OR (index_block_hash <> '' AND block_height > ${height}))
+      -- unconfirmed microblock rows at or below the height count; canonical anchored rows above it are taken off. Four
+      -- branches, each on its own index (an OR over them scanned every event the principal ever had); a row that is
+      -- both (a transfer to oneself) counts in both, as received in one and as sent in the other
+      SELECT asset_identifier, amount, 0 FROM events
+      WHERE recipient = ${principal} AND index_block_hash = '' AND event_type = 'fungible_token_asset'
+        AND canonical AND microblock_canonical AND block_height <= ${height}
+      UNION ALL
+      SELECT asset_identifier, 0, amount FROM events
+      WHERE sender = ${principal} AND index_block_hash = '' AND event_type = 'fungible_token_asset'
+        AND canonical AND microblock_canonical AND block_height <= ${height}
+      UNION ALL
+      SELECT asset_identifier, -amount, 0 FROM events
+      WHERE recipient = ${principal} AND canonical AND microblock_canonical AND block_height > ${height}
+        AND index_block_hash <> '' AND event_type = 'fungible_token_asset'
+      UNION ALL
+      SELECT asset_identifier, 0, -amount FROM events
+      WHERE sender = ${principal} AND canonical AND microblock_canonical AND block_height > ${height}
+        AND index_block_hash <> '' AND event_type = 'fungible_token_asset'
     )
     SELECT asset_identifier, sum(received)::text AS received, sum(sent)::text AS sent
     FROM d GROUP BY asset_identifier
@@ -40,13 +51,24 @@ export async function nftTotalsAt(sql: Sql, principal: string, height: number): 
     WITH d AS (
       SELECT asset_identifier, received, sent FROM nft_totals WHERE principal = ${principal}
       UNION ALL
-      SELECT asset_identifier,
-        CASE WHEN recipient = ${principal} THEN 1 ELSE 0 END * CASE WHEN index_block_hash = '' THEN 1 ELSE -1 END,
-        CASE WHEN sender = ${principal} THEN 1 ELSE 0 END * CASE WHEN index_block_hash = '' THEN 1 ELSE -1 END
-      FROM events
-      WHERE (recipient = ${principal} OR sender = ${principal}) AND event_type = 'non_fungible_token_asset'
-        AND canonical AND microblock_canonical
-        AND ((index_block_hash = '' AND block_height <= ${height}) OR (index_block_hash <> '' AND block_height > ${height}))
+      -- unconfirmed microblock rows at or below the height count; canonical anchored rows above it are taken off. Four
+      -- branches, each on its own index (an OR over them scanned every event the principal ever had); a row that is
+      -- both (a transfer to oneself) counts in both, as received in one and as sent in the other
+      SELECT asset_identifier, 1, 0 FROM events
+      WHERE recipient = ${principal} AND index_block_hash = '' AND event_type = 'non_fungible_token_asset'
+        AND canonical AND microblock_canonical AND block_height <= ${height}
+      UNION ALL
+      SELECT asset_identifier, 0, 1 FROM events
+      WHERE sender = ${principal} AND index_block_hash = '' AND event_type = 'non_fungible_token_asset'
+        AND canonical AND microblock_canonical AND block_height <= ${height}
+      UNION ALL
+      SELECT asset_identifier, -1, 0 FROM events
+      WHERE recipient = ${principal} AND canonical AND microblock_canonical AND block_height > ${height}
+        AND index_block_hash <> '' AND event_type = 'non_fungible_token_asset'
+      UNION ALL
+      SELECT asset_identifier, 0, -1 FROM events
+      WHERE sender = ${principal} AND canonical AND microblock_canonical AND block_height > ${height}
+        AND index_block_hash <> '' AND event_type = 'non_fungible_token_asset'
     )
     SELECT asset_identifier, sum(received)::text AS received, sum(sent)::text AS sent
     FROM d GROUP BY asset_identifier

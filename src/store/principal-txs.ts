@@ -53,10 +53,14 @@ export async function principalTxPage(
           FROM principal_tx_roles(ARRAY['']) u WHERE u.principal = ${principal} AND ${inSet} ${heightCond}`
     : sql``;
   const page = q.limit === undefined ? sql`` : sql`LIMIT ${q.limit} OFFSET ${q.offset}`;
+  // the page's rows come from the newest limit + offset of the principal's index (read in index order, however long
+  // its history), merged with the unconfirmed ones
+  const branchLimit =
+    q.limit === undefined ? sql`` : sql`ORDER BY block_height DESC, microblock_sequence DESC, tx_index DESC LIMIT ${q.limit + q.offset}`;
   const rows = await sql<PrincipalTxRow[]>`
     WITH placed AS (
-      SELECT tx_id, index_block_hash, microblock_hash, block_height, microblock_sequence, tx_index
-      FROM principal_txs WHERE principal = ${principal} AND ${inSet} ${heightCond}
+      (SELECT tx_id, index_block_hash, microblock_hash, block_height, microblock_sequence, tx_index
+      FROM principal_txs WHERE principal = ${principal} AND ${inSet} ${heightCond} ${branchLimit})
       ${unconfirmed}
     ), pg AS (
       SELECT * FROM placed ORDER BY block_height DESC, microblock_sequence DESC, tx_index DESC ${page}
