@@ -83,10 +83,11 @@ describe('burnchain rewards and slot holders through the service', () => {
   beforeAll(async () => {
     svc = await startTestService({ STACKS_CHAIN_ID: '0x80000000' });
     const statuses = await replay(svc.observer, [
-      burn(A, 100, [[R1, 10], [R2, 20]], [R1, R2]),
-      burn(B, 101, [[R1, 5]], [R1]),
-      // a burn-chain fork: another block at 101
-      burn(C, 101, [[R2, 7]], [R2]),
+      // heights of different digit counts: the order is numeric (a text sort would put 999 first)
+      burn(A, 999, [[R1, 10], [R2, 20]], [R1, R2]),
+      burn(B, 1000, [[R1, 5]], [R1]),
+      // a burn-chain fork: another block at 1000
+      burn(C, 1000, [[R2, 7]], [R2]),
     ]);
     expect(statuses).toEqual([200, 200, 200]);
   }, 60_000);
@@ -102,10 +103,10 @@ describe('burnchain rewards and slot holders through the service', () => {
     ]);
     const rewards = await get(svc.api, '/extended/v1/burnchain/rewards');
     expect(rewards.body.results.map((r: any) => [r.burn_block_height, r.reward_recipient, r.reward_amount])).toEqual([
-      [101, R1, '5'],
-      [101, R2, '7'],
-      [100, R2, '20'],
-      [100, R1, '10'],
+      [1000, R1, '5'],
+      [1000, R2, '7'],
+      [999, R2, '20'],
+      [999, R1, '10'],
     ]);
     expect(rewards.body.results.every((r: any) => r.canonical && r.burn_amount === '1000')).toBe(true);
   });

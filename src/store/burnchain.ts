@@ -23,7 +23,8 @@ export function rewards(sql: Sql, q: { recipient?: string; limit: number; offset
     SELECT burn_block_hash, burn_block_height::text, burn_amount::text, reward_recipient, reward_amount::text, reward_index
     FROM burnchain_rewards
     WHERE canonical ${q.recipient !== undefined ? sql`AND reward_recipient = ${q.recipient}` : sql``}
-    ORDER BY burn_block_height DESC, reward_index DESC
+    -- qualified: the bare name is the text output column (a text sort puts 99999 above 100000, and no index serves it)
+    ORDER BY burnchain_rewards.burn_block_height DESC, reward_index DESC
     LIMIT ${q.limit} OFFSET ${q.offset}`;
 }
 
@@ -39,6 +40,6 @@ export function slotHolders(sql: Sql, q: { address?: string; limit: number; offs
     SELECT burn_block_hash, burn_block_height::text, address, slot_index, (count(*) OVER ())::integer AS total
     FROM reward_slot_holders
     WHERE canonical ${q.address !== undefined ? sql`AND address = ${q.address}` : sql``}
-    ORDER BY burn_block_height DESC, slot_index DESC
+    ORDER BY reward_slot_holders.burn_block_height DESC, slot_index DESC
     LIMIT ${q.limit} OFFSET ${q.offset}`;
 }
