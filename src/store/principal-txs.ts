@@ -4,7 +4,7 @@
  * principal_tx_counts when the page is not cut at a height below the tip. Also the asset-event reads of an address
  * (v1 assets, stx_inbound, v2 per-tx event counts and events). Rows only.
  */
-import type { Sql } from './connect.js';
+import { unprepared, type Sql } from './connect.js';
 import { ABI_SUBQUERY } from './txs.js';
 import type { TxDbRow } from '../api/serialize.js';
 
@@ -57,7 +57,7 @@ export async function principalTxPage(
   // its history), merged with the unconfirmed ones
   const branchLimit =
     q.limit === undefined ? sql`` : sql`ORDER BY block_height DESC, microblock_sequence DESC, tx_index DESC LIMIT ${q.limit + q.offset}`;
-  const rows = await sql<PrincipalTxRow[]>`
+  const rows = await unprepared(sql<PrincipalTxRow[]>`
     WITH placed AS (
       (SELECT tx_id, index_block_hash, microblock_hash, block_height, microblock_sequence, tx_index
       FROM principal_txs WHERE principal = ${principal} AND ${inSet} ${heightCond} ${branchLimit})
@@ -67,7 +67,7 @@ export async function principalTxPage(
     )
     SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)}
     FROM pg JOIN txs x USING (tx_id, index_block_hash, microblock_hash)
-    ORDER BY pg.block_height DESC, pg.microblock_sequence DESC, pg.tx_index DESC`;
+    ORDER BY pg.block_height DESC, pg.microblock_sequence DESC, pg.tx_index DESC`);
   let total: number;
   if (fromCounts) {
     const [c] = await sql<{ n: number }[]>`
