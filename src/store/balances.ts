@@ -11,68 +11,56 @@ export interface AssetTotalsRow {
   sent: string;
 }
 
+/** The maintained table and event type of each kind of asset total; an NFT event counts 1. */
+const ASSET_TOTALS = {
+  ft: { table: 'ft_balances', eventType: 'fungible_token_asset', amount: 'amount' },
+  nft: { table: 'nft_totals', eventType: 'non_fungible_token_asset', amount: '1' },
+} as const;
+
 /**
- * FT received / sent per asset as of stacks height `height`: ft_balances + unconfirmed rows at or below `height`
- * − canonical anchored rows above it (an `until_block` below the tip reads only the rows above it, not the history).
- * Assets whose canonical events all went away are left out.
+ * Received / sent per asset as of stacks height `height`: the maintained totals + unconfirmed rows at or below
+ * `height` − canonical anchored rows above it (an `until_block` below the tip reads only the rows above it, not the
+ * history). Assets whose canonical events all went away are left out.
  */
-export async function ftTotalsAt(sql: Sql, principal: string, height: number): Promise<AssetTotalsRow[]> {
+function assetTotalsAt(sql: Sql, kind: keyof typeof ASSET_TOTALS, principal: string, height: number): Promise<AssetTotalsRow[]> {
+  const k = ASSET_TOTALS[kind];
+  const table = sql.unsafe(k.table);
+  const amount = sql.unsafe(k.amount);
   return sql<AssetTotalsRow[]>`
     WITH d AS (
-      SELECT asset_identifier, received, sent FROM ft_balances WHERE principal = ${principal}
+      SELECT asset_identifier, received, sent FROM ${table} WHERE principal = ${principal}
       UNION ALL
-      -- unconfirmed microblock rows at or below the height count; canonical anchored rows above it are taken off. Four
-      -- branches, each on its own index (an OR over them scanned every event the principal ever had); a row that is
-      -- both (a transfer to oneself) counts in both, as received in one and as sent in the other
-      SELECT asset_identifier, amount, 0 FROM events
-      WHERE recipient = ${principal} AND index_block_hash = '' AND event_type = 'fungible_token_asset'
+      -- four branches, each on its own index (an OR over them scanned every event the principal ever had); a row that
+      -- is both (a transfer to oneself) counts in both, as received in one and as sent in the other
+      SELECT asset_identifier, ${amount}, 0 FROM events
+      WHERE recipient = ${principal} AND index_block_hash = '' AND event_type = ${k.eventType}
         AND canonical AND microblock_canonical AND block_height <= ${height}
       UNION ALL
-      SELECT asset_identifier, 0, amount FROM events
-      WHERE sender = ${principal} AND index_block_hash = '' AND event_type = 'fungible_token_asset'
+      SELECT asset_identifier, 0, ${amount} FROM events
+      WHERE sender = ${principal} AND index_block_hash = '' AND event_type = ${k.eventType}
         AND canonical AND microblock_canonical AND block_height <= ${height}
       UNION ALL
-      SELECT asset_identifier, -amount, 0 FROM events
+      SELECT asset_identifier, -${amount}, 0 FROM events
       WHERE recipient = ${principal} AND canonical AND microblock_canonical AND block_height > ${height}
-        AND index_block_hash <> '' AND event_type = 'fungible_token_asset'
+        AND index_block_hash <> '' AND event_type = ${k.eventType}
       UNION ALL
-      SELECT asset_identifier, 0, -amount FROM events
+      SELECT asset_identifier, 0, -${amount} FROM events
       WHERE sender = ${principal} AND canonical AND microblock_canonical AND block_height > ${height}
-        AND index_block_hash <> '' AND event_type = 'fungible_token_asset'
+        AND index_block_hash <> '' AND event_type = ${k.eventType}
     )
     SELECT asset_identifier, sum(received)::text AS received, sum(sent)::text AS sent
     FROM d GROUP BY asset_identifier
     HAVING sum(received) <> 0 OR sum(sent) <> 0`;
 }
 
-/** NFT events received / sent per asset as of `height` (nft_totals, adjusted the same way). */
-export async function nftTotalsAt(sql: Sql, principal: string, height: number): Promise<AssetTotalsRow[]> {
-  return sql<AssetTotalsRow[]>`
-    WITH d AS (
-      SELECT asset_identifier, received, sent FROM nft_totals WHERE principal = ${principal}
-      UNION ALL
-      -- unconfirmed microblock rows at or below the height count; canonical anchored rows above it are taken off. Four
-      -- branches, each on its own index (an OR over them scanned every event the principal ever had); a row that is
-      -- both (a transfer to oneself) counts in both, as received in one and as sent in the other
-      SELECT asset_identifier, 1, 0 FROM events
-      WHERE recipient = ${principal} AND index_block_hash = '' AND event_type = 'non_fungible_token_asset'
-        AND canonical AND microblock_canonical AND block_height <= ${height}
-      UNION ALL
-      SELECT asset_identifier, 0, 1 FROM events
-      WHERE sender = ${principal} AND index_block_hash = '' AND event_type = 'non_fungible_token_asset'
-        AND canonical AND microblock_canonical AND block_height <= ${height}
-      UNION ALL
-      SELECT asset_identifier, -1, 0 FROM events
-      WHERE recipient = ${principal} AND canonical AND microblock_canonical AND block_height > ${height}
-        AND index_block_hash <> '' AND event_type = 'non_fungible_token_asset'
-      UNION ALL
-      SELECT asset_identifier, 0, -1 FROM events
-      WHERE sender = ${principal} AND canonical AND microblock_canonical AND block_height > ${height}
-        AND index_block_hash <> '' AND event_type = 'non_fungible_token_asset'
-    )
-    SELECT asset_identifier, sum(received)::text AS received, sum(sent)::text AS sent
-    FROM d GROUP BY asset_identifier
-    HAVING sum(received) <> 0 OR sum(sent) <> 0`;
+/** FT received / sent per asset as of `height` (ft_balances, see assetTotalsAt). */
+export function ftTotalsAt(sql: Sql, principal: string, height: number): Promise<AssetTotalsRow[]> {
+  return assetTotalsAt(sql, 'ft', principal, height);
+}
+
+/** NFT events received / sent per asset as of `height` (nft_totals, see assetTotalsAt). */
+export function nftTotalsAt(sql: Sql, principal: string, height: number): Promise<AssetTotalsRow[]> {
+  return assetTotalsAt(sql, 'nft', principal, height);
 }
 
 export interface FtBalanceRow {

@@ -107,15 +107,14 @@ export async function projectorRow(sql: Sql): Promise<ProjectorRow> {
     }[]
   >`
     SELECT p.applied_id::text AS applied_id, p.applied_at, p.failed_id::text AS failed_id, p.failed_reason, p.failed_at,
-      COALESCE((SELECT max(id) FROM event_log), 0)::text AS logged_id,
+      l.logged::text AS logged_id,
       (SELECT received_at FROM event_log WHERE id > p.applied_id ORDER BY id LIMIT 1) AS oldest_pending_at,
       -- counted exactly up to PENDING_COUNT_CAP (an index range, however long the backlog); above it, the span of ids
       -- (an estimate from above: a duplicate's append uses an id too)
-      (SELECT CASE WHEN n.c <= ${PENDING_COUNT_CAP} THEN n.c
-         ELSE COALESCE((SELECT max(id) FROM event_log), 0) - p.applied_id END
+      (SELECT CASE WHEN n.c <= ${PENDING_COUNT_CAP} THEN n.c ELSE l.logged - p.applied_id END
        FROM (SELECT count(*) AS c FROM (SELECT 1 FROM event_log WHERE id > p.applied_id ORDER BY id
          LIMIT ${PENDING_COUNT_CAP + 1}) AS x) AS n)::text AS pending
-    FROM projector_state p`;
+    FROM projector_state p CROSS JOIN (SELECT COALESCE(max(id), 0) AS logged FROM event_log) AS l`;
   if (!r) {
     return { applied_id: 0, applied_at: null, failed_id: null, failed_reason: null, failed_at: null, logged_id: 0, oldest_pending_at: null, pending: 0 };
   }
