@@ -73,6 +73,8 @@ export interface GeneratorOptions {
    * zonefile (name-update zonefiles carry a subdomain TXT record).
    */
   bns?: boolean;
+  /** BNS calls per anchored block with `bns` (default 1): a name-heavy chain for the naming benchmarks. */
+  bnsPerBlock?: number;
 }
 
 export type GeneratedTxType = 'coinbase' | 'token_transfer' | 'smart_contract' | 'contract_call';
@@ -246,6 +248,8 @@ export interface BnsState {
   seq: number;
   /** by fully qualified name: owner (the bns::names NFT holder), revoked, last zonefile hash (hex, no 0x) */
   names: Record<string, { owner: string; revoked: boolean; zonefileHash: string }>;
+  /** every name registered on the branch, in order (a random pick without scanning `names`) */
+  fqns: string[];
 }
 
 export const BNS_TESTNET = 'ST000000000000000000002AMW42H.bns';
@@ -326,7 +330,7 @@ export class ChainGenerator {
   private readonly burnHashes: string[] = [];
   /** blocks of the branch being extended, by height (index 0: the boot parent) */
   private chain: BlockRec[] = [];
-  private state: BranchState = { nonces: {}, contracts: [], contractSeq: 0, bns: { ready: false, seq: 0, names: {} } };
+  private state: BranchState = { nonces: {}, contracts: [], contractSeq: 0, bns: { ready: false, seq: 0, names: {}, fqns: [] } };
   private readonly summaryData: ChainSummary;
   private readonly seenTx = new Set<string>();
   /** block messages' meta, to fix finallyCanonical after forks */
@@ -339,6 +343,7 @@ export class ChainGenerator {
   constructor(options: GeneratorOptions) {
     this.opts = {
       bns: false,
+      bnsPerBlock: 1,
       forks: false,
       forkEvery: 50,
       forkDepth: 2,
@@ -586,7 +591,7 @@ export class ChainGenerator {
     const height = parent.height + 1;
     const user: BuiltTx[] = [];
     for (let i = 0; i < o.txsPerBlock; i++) user.push(await this.userTx({ firstBlock: height === 1 && i === 0 }));
-    if (o.bns && height >= 2) user.push(await this.bnsCall());
+    if (o.bns && height >= 2) for (let i = 0; i < o.bnsPerBlock; i++) user.push(await this.bnsCall());
     // replace-by-fee: the first user tx was first announced with a lower fee (a different tx, same nonce)
     let replaced: GeneratedTx | undefined;
     if (o.mempool && user.length && canonicalNow && this.rng.next() < 0.04 && user[0].meta.type === 'token_transfer') {
@@ -941,14 +946,20 @@ export class ChainGenerator {
       return built(from, 'namespace-ready', [buf(ns)], [print(ready)]);
     }
     s.seq++;
-    const live = Object.entries(s.names).filter(([, n]) => !n.revoked);
+    // a random live name: a few picks from every name ever registered (revoked ones are a minority)
+    let picked: string | undefined;
+    for (let i = 0; i < 16 && s.fqns.length && !picked; i++) {
+      const f = rng.pick(s.fqns);
+      if (!s.names[f].revoked) picked = f;
+    }
     const r = rng.next();
-    if (!live.length || r < 0.4) {
+    if (!picked || r < 0.4) {
       const owner = rng.pick(this.accounts);
       const name = `n${s.seq}`;
       const zonefile = `$ORIGIN ${name}.${ns}\n$TTL 3600\n_http._tcp IN URI 10 1 "https://gaia.example/${name}/profile.json"\n`;
       const hash = zonefileHash(zonefile);
       s.names[`${name}.${ns}`] = { owner: owner.address, revoked: false, zonefileHash: hash };
+      s.fqns.push(`${name}.${ns}`);
       return built(
         owner,
         'name-register',
@@ -960,7 +971,8 @@ export class ChainGenerator {
         attachment('name-register', name, hash, zonefile),
       );
     }
-    const [fqn, n] = rng.pick(live);
+    const fqn = picked;
+    const n = s.names[fqn];
     const name = fqn.slice(0, -(ns.length + 1));
     const owner = this.accounts.find((a) => a.address === n.owner)!;
     if (r < 0.6) {
@@ -1110,6 +1122,7 @@ function parseCli(argv: string[]): { opts: GeneratorOptions; out?: string; url?:
       case '--seed': opts.seed = args.value(); break;
       case '--forks': opts.forks = true; break;
       case '--bns': opts.bns = true; break;
+      case '--bns-per-block': opts.bns = true; opts.bnsPerBlock = args.integer(); break;
       case '--fork-every': opts.forkEvery = args.integer(); break;
       case '--fork-depth': opts.forkDepth = args.integer(); break;
       case '--no-mempool': opts.mempool = false; break;
@@ -1124,6 +1137,7 @@ function parseCli(argv: string[]): { opts: GeneratorOptions; out?: string; url?:
       case '--help':
         process.stdout.write(
           'usage: node dist/load/generate.js --blocks N --txs-per-block M --seed S [--forks] [--fork-every N] [--fork-depth N]\n' +
+            '         [--bns] [--bns-per-block N]\n' +
             '         [--no-mempool] [--no-microblocks] [--microblock-every N] [--accounts N] [--maturity N] (--out F.tsv | --url URL)\n',
         );
         process.exit(0);

@@ -207,20 +207,33 @@ export async function rosettaStxAt(sql: Sql, principal: string, height: number):
   return r ? { balance: r.balance, nonce: r.nonce === null ? null : Number(r.nonce) } : { balance: '0', nonce: null };
 }
 
+/** Every fungible token an account ever moved on the canonical anchored chain (ft_balances' primary key, no history). */
+export async function rosettaFtAssetsOf(sql: Sql, principal: string): Promise<string[]> {
+  const rows = await sql<{ asset_identifier: string }[]>`
+    SELECT asset_identifier FROM ft_balances WHERE principal = ${principal}`;
+  return rows.map((r) => r.asset_identifier);
+}
+
 /**
- * An account's balance of every fungible token it moved up to a height (0 included), as of that height: the tokens it
- * ever held from ft_balances, each with its newest canonical checkpoint at or below the height.
+ * An account's balance of the given fungible tokens (those it moved up to a height: 0 included) as of that height, each
+ * from its newest canonical checkpoint at or below the height (one index lookup per token). A token it had not moved
+ * by then has no row.
  */
-export async function rosettaFtBalancesAt(sql: Sql, principal: string, height: number): Promise<{ asset_identifier: string; balance: string }[]> {
+export async function rosettaFtBalancesAt(
+  sql: Sql,
+  principal: string,
+  height: number,
+  assets: string[],
+): Promise<{ asset_identifier: string; balance: string }[]> {
+  if (!assets.length) return [];
   return sql<{ asset_identifier: string; balance: string }[]>`
-    SELECT f.asset_identifier, c.balance::text AS balance
-    FROM ft_balances f
+    SELECT a.asset_identifier, c.balance::text AS balance
+    FROM unnest(${assets}::text[]) AS a(asset_identifier)
     CROSS JOIN LATERAL (
       SELECT balance FROM balance_checkpoints p
-      WHERE p.principal = f.principal AND p.asset_identifier = f.asset_identifier AND p.canonical AND p.block_height <= ${height}
+      WHERE p.principal = ${principal} AND p.asset_identifier = a.asset_identifier AND p.canonical AND p.block_height <= ${height}
       ORDER BY p.block_height DESC LIMIT 1
-    ) c
-    WHERE f.principal = ${principal}`;
+    ) c`;
 }
 
 /** Burn height of the canonical block at a stacks height. */

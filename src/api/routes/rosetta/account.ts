@@ -42,10 +42,10 @@ export const rosettaAccountEndpoints = [
         const b = block!;
         const sub = body.account_identifier.sub_account?.address;
         if (sub !== undefined && !SUB_ACCOUNTS.includes(sub)) fail(400, RosettaErrors.invalidSubAccount);
-        const [stx, lock, fts] = await Promise.all([
+        const [stx, lock, assets] = await Promise.all([
           store.rosettaStxAt(ctx.sql, address, b.block_height),
           stxLockState(ctx.sql, address, b.block_height, b.burn_block_height),
-          store.rosettaFtBalancesAt(ctx.sql, address, b.block_height),
+          store.rosettaFtAssetsOf(ctx.sql, address),
         ]);
         const total = BigInt(stx.balance);
         const locked = BigInt(lock.locked);
@@ -55,13 +55,15 @@ export const rosettaAccountEndpoints = [
         const balances: { value: string; currency: { symbol: string; decimals: number } }[] = [
           { value, currency: { symbol: STX_CURRENCY.symbol, decimals: STX_CURRENCY.decimals } },
         ];
-        if (fts.length) {
+        if (assets.length) {
+          // only the tokens the node describes are reported: their balances are the only ones read
+          const meta = await ftMetadata(ctx.nodes?.(), assets);
+          const fts = await store.rosettaFtBalancesAt(ctx.sql, address, b.block_height, assets.filter((a) => meta.has(a)));
           // the reference sorts the tokens by asset identifier with String.localeCompare
-          const sorted = [...fts].sort((x, y) => x.asset_identifier.localeCompare(y.asset_identifier));
-          const meta = await ftMetadata(ctx.nodes?.(), sorted.map((f) => f.asset_identifier));
-          for (const f of sorted) {
-            const m = meta.get(f.asset_identifier);
-            if (m) balances.push({ value: f.balance, currency: { symbol: m.symbol, decimals: m.decimals } });
+          fts.sort((x, y) => x.asset_identifier.localeCompare(y.asset_identifier));
+          for (const f of fts) {
+            const m = meta.get(f.asset_identifier)!;
+            balances.push({ value: f.balance, currency: { symbol: m.symbol, decimals: m.decimals } });
           }
         }
         return {
