@@ -140,6 +140,23 @@ describe('GET /extended/v1/tx on a generated chain', () => {
     for await (const m of gen.messages()) {
       const res = await fetch(svc.observer + m.path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: m.body });
       expect(res.status).toBe(200);
+      if (m.path === '/new_microblocks' || m.path === '/new_block') {
+        // the maintained per-sender / per-type totals (sql/0103), with and without the unconfirmed microblock txs
+        await settled(svc.observer);
+        const [tip] = await svc.db.sql<{ h: number }[]>`SELECT COALESCE(max(block_height), 0)::int AS h FROM blocks WHERE canonical`;
+        const senders = await svc.db.sql<{ s: string }[]>`SELECT DISTINCT sender_address AS s FROM txs ORDER BY 1 LIMIT 3`;
+        for (const { s } of [...senders, { s: '' }]) {
+          for (const unanchored of [false, true]) {
+            const [want] = await svc.db.sql<{ n: number }[]>`
+              SELECT count(*)::int AS n FROM txs
+              WHERE canonical AND microblock_canonical AND tx_type IN ('token_transfer', 'contract_call')
+                AND (index_block_hash <> '' OR (${unanchored} AND block_height <= ${tip.h + 1}))
+                AND (${s} = '' OR sender_address = ${s})`;
+            const q = `/extended/v1/tx?type=token_transfer,contract_call&unanchored=${unanchored}${s ? `&from_address=${s}` : ''}`;
+            expect((await get(q)).body.total, `${m.path} ${q}`).toBe(want.n);
+          }
+        }
+      }
       if (m.path !== '/new_block') continue;
       await settled(svc.observer);
       const page = (await get('/extended/v1/tx')).body.results.map((t) => t.tx_id as string);
@@ -205,6 +222,7 @@ describe('GET /extended/v1/tx on a generated chain', () => {
       await check(`contract_id=${call.contract_id}&function_name=${call.fn}`, (t) => t.contract_id === call.contract_id && t.fn === call.fn);
     }
     await check(`nonce=1&from_address=${sender}`, (t) => t.nonce === 1 && t.sender_address === sender);
+    await check(`from_address=${sender}&type=token_transfer`, (t) => t.tx_type === 'token_transfer' && t.sender_address === sender);
     const mid = all[Math.floor(all.length / 2)].burn_block_time;
     await check(`start_time=${mid}`, (t) => t.burn_block_time >= mid);
     await check(`end_time=${mid}&type=coinbase`, (t) => t.burn_block_time <= mid && t.tx_type === 'coinbase');

@@ -33,7 +33,8 @@ export interface TxListOptions {
 /**
  * A page of canonical txs. As the reference does, a filter whose value is 0 (`nonce=0`, `start_time=0`) filters
  * nothing. `total` counts the matching txs; unfiltered, it is the maintained total of sql/0021_tx_list_total.sql
- * (plus the unconfirmed microblock txs when unanchored).
+ * (plus the unconfirmed microblock txs when unanchored); filtered by sender and/or type only, the maintained counts of
+ * sql/0103_sender_tx_counts.sql plus the matching unconfirmed microblock txs; any other filter counts the rows.
  */
 export async function recentTxs(sql: Sql, f: TxListFilter, o: TxListOptions): Promise<{ total: number; rows: TxDbRow[] }> {
   const conds = [sql`x.canonical AND x.microblock_canonical AND x.block_height <= ${o.maxHeight}`];
@@ -48,6 +49,9 @@ export async function recentTxs(sql: Sql, f: TxListFilter, o: TxListOptions): Pr
   }
   if (f.nonce) conds.push(sql`x.nonce = ${f.nonce}`);
   const filtered = conds.length > 1;
+  // a sender and/or types and nothing else: the maintained counts of sql/0103_sender_tx_counts.sql
+  const countedBySender =
+    filtered && !f.toAddress && !f.startTime && !f.endTime && !f.contractId && !f.functionName && !f.nonce;
   const where = conds.reduce((a, c) => sql`${a} AND ${c}`);
   const dir = o.order === 'asc' ? sql`ASC` : sql`DESC`;
   const tail = sql`x.block_height ${dir}, x.microblock_sequence ${dir}, x.tx_index ${dir}`;
@@ -63,7 +67,15 @@ export async function recentTxs(sql: Sql, f: TxListFilter, o: TxListOptions): Pr
       WHERE ${where}
       ORDER BY ${orderBy}
       LIMIT ${o.limit} OFFSET ${o.offset}`,
-    filtered
+    countedBySender
+      ? sql<{ n: number }[]>`
+          SELECT ((
+            SELECT COALESCE(sum(n), 0) FROM sender_tx_counts
+            WHERE sender_address = ${f.fromAddress ?? ''}${f.types.length ? sql` AND tx_type = ANY(${f.types})` : sql``}
+          ) + (
+            SELECT COUNT(*) FROM txs x WHERE x.index_block_hash = '' AND ${where}
+          ))::int AS n`
+      : filtered
       ? sql<{ n: number }[]>`SELECT COUNT(*)::int AS n FROM txs x WHERE ${where}`
       : sql<{ n: number }[]>`
           SELECT ((SELECT COALESCE(max(n), 0) FROM tx_list_total) + ${

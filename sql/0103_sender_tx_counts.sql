@@ -1,0 +1,49 @@
+-- The `total` of /extended/v1/tx?from_address=…(&type=…) and of /extended/v1/tx?type=…, maintained per block instead
+-- of counted on each request: the number of canonical anchored txs per (sender, tx type), and per tx type over every
+-- sender (the rows with sender_address ''). Counting a busy sender's rows on every page was the one read of the
+-- recent-tx list that grew with the chain (439 ms at 100,000 blocks for a sender of 62,000 txs); a type alone counted
+-- a fraction of the whole table.
+-- Txs of unconfirmed microblocks are counted at read time (unanchored), as for the unfiltered total.
+--
+-- Additive (sender_tx_counts_apply(blocks, sign) adds or removes the blocks' own txs), so it is batched by the
+-- projector like the other summed tables; derived_touch writes its zero rows.
+CREATE TABLE IF NOT EXISTS sender_tx_counts (
+  sender_address text   NOT NULL,
+  tx_type        text   NOT NULL,
+  n              bigint NOT NULL DEFAULT 0,
+  PRIMARY KEY (sender_address, tx_type)
+);
+
+CREATE OR REPLACE FUNCTION sender_tx_counts_apply(blocks text[], sign integer) RETURNS void LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
+BEGIN
+  INSERT INTO sender_tx_counts AS t (sender_address, tx_type, n)
+  SELECT COALESCE(sender_address, ''), tx_type, sign * count(*)
+  FROM txs
+  WHERE index_block_hash = ANY(blocks) AND index_block_hash <> '' AND microblock_canonical
+  GROUP BY GROUPING SETS ((sender_address, tx_type), (tx_type))
+  ON CONFLICT (sender_address, tx_type) DO UPDATE SET n = t.n + EXCLUDED.n;
+END
+$$;
+
+-- sql/0100's body, plus this table's zero rows
+CREATE OR REPLACE FUNCTION derived_touch(blocks text[]) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM stx_totals_apply_rows(blocks, 0);
+  PERFORM ft_balances_apply(blocks, 0); -- ft_balances and nft_totals
+  PERFORM sender_tx_counts_apply(blocks, 0);
+  INSERT INTO principal_tx_counts (principal, stx_txs, transfer_txs, all_txs)
+  SELECT DISTINCT r.principal, 0, 0, 0 FROM principal_tx_roles(array_remove(blocks, '')) r
+  ON CONFLICT (principal) DO NOTHING;
+END
+$$;
+
+-- backfill (an existing database): the canonical anchored txs stored so far
+INSERT INTO sender_tx_counts (sender_address, tx_type, n)
+SELECT COALESCE(sender_address, ''), tx_type, count(*)
+FROM txs
+WHERE canonical AND microblock_canonical AND index_block_hash <> ''
+GROUP BY GROUPING SETS ((sender_address, tx_type), (tx_type))
+ON CONFLICT (sender_address, tx_type) DO NOTHING;
+
+INSERT INTO derived_appliers (name, fn) VALUES ('sender_tx_counts', 'sender_tx_counts_apply') ON CONFLICT DO NOTHING;
