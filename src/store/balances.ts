@@ -69,13 +69,20 @@ export interface FtBalanceRow {
   total: number;
 }
 
-/** The principal's positive FT balances (canonical anchored chain), by token name case-insensitively. */
+/**
+ * The principal's positive FT balances (canonical anchored chain), by token name case-insensitively: the page in the
+ * order of ft_balances_principal_name (sql/0104), `total` from the principal's index entries (0 for an empty page).
+ */
 export async function positiveFtBalances(sql: Sql, principal: string, limit: number, offset: number): Promise<FtBalanceRow[]> {
-  return sql<FtBalanceRow[]>`
-    SELECT asset_identifier AS token, balance::text AS balance, (count(*) OVER ())::int AS total
-    FROM ft_balances WHERE principal = ${principal} AND balance > 0
-    ORDER BY lower(asset_identifier), asset_identifier
-    LIMIT ${limit} OFFSET ${offset}`;
+  const [rows, [count]] = await Promise.all([
+    sql<Omit<FtBalanceRow, 'total'>[]>`
+      SELECT asset_identifier AS token, balance::text AS balance
+      FROM ft_balances WHERE principal = ${principal} AND balance > 0
+      ORDER BY lower(asset_identifier), asset_identifier
+      LIMIT ${limit} OFFSET ${offset}`,
+    sql<{ n: number }[]>`SELECT count(*)::int AS n FROM ft_balances WHERE principal = ${principal} AND balance > 0`,
+  ]);
+  return rows.map((r) => ({ ...r, total: count.n }));
 }
 
 /** One balance (canonical anchored chain); `stx` reads the STX totals. undefined: the principal never held it. */

@@ -37,22 +37,29 @@ export function unconfirmedNftOwners(sql: Sql) {
 /**
  * The NFTs `principal` holds, newest acquisition first: nft_custody (canonical anchored chain), overridden by the
  * unconfirmed microblock stream's latest event for a key (the reference's custody table takes microblock events as
- * they arrive).
+ * they arrive). A page reads the newest limit + offset custody rows in index order (nft_custody_owner) beside the
+ * stream's few rows; `total` counts the principal's index entries, not their rows.
  */
 export async function nftHoldings(sql: Sql, principal: string, assets: string[] | undefined, page: Page): Promise<HoldingRow[]> {
   const assetFilter = (col: string) =>
     assets && assets.length ? sql`AND ${sql(col)} = ANY(${assets})` : sql``;
+  const notOverridden = sql`NOT EXISTS (SELECT 1 FROM mb WHERE mb.asset_identifier = c.asset_identifier AND mb.value_hex = c.value_hex)`;
   return sql<HoldingRow[]>`
-    WITH mb AS (${unconfirmedNftOwners(sql)}), held AS (
+    WITH mb AS MATERIALIZED (${unconfirmedNftOwners(sql)}), top AS (
       SELECT c.asset_identifier, c.value_hex, c.tx_id, c.block_height, 2147483647 AS microblock_sequence, c.tx_index, c.event_index
       FROM nft_custody c
-      WHERE c.owner = ${principal} ${assetFilter('c.asset_identifier')}
-        AND NOT EXISTS (SELECT 1 FROM mb WHERE mb.asset_identifier = c.asset_identifier AND mb.value_hex = c.value_hex)
+      WHERE c.owner = ${principal} ${assetFilter('c.asset_identifier')} AND ${notOverridden}
+      ORDER BY c.block_height DESC, c.tx_index DESC, c.event_index DESC
+      LIMIT ${page.limit + page.offset}
+    ), held AS (
+      SELECT * FROM top
       UNION ALL
       SELECT asset_identifier, value_hex, tx_id, block_height, microblock_sequence, tx_index, event_index
       FROM mb WHERE owner = ${principal} ${assetFilter('asset_identifier')}
     )
-    SELECT asset_identifier, value_hex, block_height::int AS block_height, tx_id, (count(*) OVER ())::int AS total
+    SELECT asset_identifier, value_hex, block_height::int AS block_height, tx_id,
+      ((SELECT count(*) FROM nft_custody c WHERE c.owner = ${principal} ${assetFilter('c.asset_identifier')} AND ${notOverridden})
+        + (SELECT count(*) FROM mb WHERE owner = ${principal} ${assetFilter('asset_identifier')}))::int AS total
     FROM held
     ORDER BY block_height DESC, microblock_sequence DESC, tx_index DESC, event_index DESC
     LIMIT ${page.limit} OFFSET ${page.offset}`;
