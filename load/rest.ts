@@ -14,7 +14,7 @@
  * --rate R: target-rate mode, R requests/s per endpoint over all connections (autocannon overallRate) instead of as fast
  * as possible; the table then shows the achieved rate against the target. --set default|full: `full` adds every
  * parameterised REST endpoint (block by height/hash, tx by id, address, contract, mempool) — the growth comparison uses
- * it; inputs (a mid-chain block and tx, a contract, the busiest principal) are picked from the data, through
+ * it; inputs (a mid-chain block and tx, a contract, the busiest standard principal: an account, not a contract) are picked from the data, through
  * --inputs-db URL (the target's database) when given. --no-ceiling skips the static uWS ceiling run. --computed gives
  * every request of every row its own URL (an ignored `_=<n>` parameter), so nothing is answered from the answer cache.
  *
@@ -316,7 +316,7 @@ async function pickInputs(o: Options, base: string, dbUrl: string | undefined): 
           FROM events WHERE canonical AND event_type IN ('stx_lock', 'smart_contract_log')
           UNION ALL SELECT sender FROM events WHERE canonical AND sender IS NOT NULL
           UNION ALL SELECT recipient FROM events WHERE canonical AND recipient IS NOT NULL
-        ) x WHERE p IS NOT NULL GROUP BY p ORDER BY n DESC, p LIMIT 1`;
+        ) x WHERE p IS NOT NULL AND position('.' in p) = 0 GROUP BY p ORDER BY n DESC, p LIMIT 1`;
       if (row) {
         address = row.p;
         log(`busiest principal: ${row.p} (${row.n} events)`);
@@ -376,12 +376,21 @@ async function fullSet(base: string, dbUrl: string | undefined, txIds: string[],
     { name: '/extended/v1/stx_supply', path: '/extended/v1/stx_supply', cached: false },
     { name: '/extended/v1/stx_supply?height={mid}', path: `/extended/v1/stx_supply?height=${mid}`, cached: false },
   ];
-  // BNS: the first name there is (a chain generated without --bns has none: no row)
-  const names = (await getJson(`${base}/v1/names`)) as unknown as string[];
-  if (Array.isArray(names) && names.length) list.push({ name: '/v1/names/{name}', path: `/v1/names/${names[0]}`, cached: false });
   if (dbUrl) {
     const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });
     try {
+      // BNS (a chain generated without --bns has no names: no rows): the name last registered before the middle of the
+      // chain, its namespace's names and its zonefile
+      const [n] = await sql<{ name: string; ns: string }[]>`
+        SELECT name, namespace_id AS ns FROM bns_names WHERE registered_at <= ${mid}
+        ORDER BY registered_at DESC, name LIMIT 1`;
+      if (n) {
+        list.push(
+          { name: '/v1/names/{mid name}', path: `/v1/names/${n.name}`, cached: false },
+          { name: '/v1/names/{mid name}/zonefile', path: `/v1/names/${n.name}/zonefile`, cached: false },
+          { name: '/v1/namespaces/{tld}/names?page=1', path: `/v1/namespaces/${n.ns}/names?page=1`, cached: false },
+        );
+      }
       // the last contract deployed before the middle of the chain
       const [c] = await sql<{ id: string }[]>`
         SELECT smart_contract_contract_id AS id FROM txs

@@ -99,6 +99,10 @@ describe('token and balance routes on a generated chain', () => {
     const page = await all(svc, `/extended/v1/tokens/nft/mints?asset_identifier=${asset}`, 3);
     expect(page.total).toBe(mints.n);
     expect(page.results.length).toBe(mints.n);
+    const [mintsUn] = await svc.db.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM events WHERE event_type = 'non_fungible_token_asset' AND asset_event_type = 'mint'
+        AND asset_identifier = ${asset} AND canonical AND microblock_canonical`;
+    expect((await get(svc, `/extended/v1/tokens/nft/mints?asset_identifier=${asset}&unanchored=true`)).body.total).toBe(mintsUn.n);
     expect((await get(svc, '/extended/v1/tokens/nft/history?asset_identifier=x&value=0x01')).status).toBe(400);
     expect((await get(svc, `/extended/v1/tokens/nft/history?asset_identifier=${asset}&value=zz`)).status).toBe(400);
   });

@@ -1,7 +1,7 @@
 /**
  * The token tables of sql/0045_token_tables.sql, which the ingest keeps through the derived hook: ft_balances and
  * nft_totals (additive), nft_custody (latest event wins, the touched keys recomputed on a flip); and the per-sender,
- * per-type tx counts of sql/0103_sender_tx_counts.sql (additive). After every fixture,
+ * per-type tx counts and per-asset NFT mint counts of sql/0103_list_counts.sql (additive). After every fixture,
  * after it is delivered again, and after every block of a generated chain with forks and microblock streams, each
  * equals the same figure computed from the canonical anchored history; the migration's backfill equals a fresh ingest.
  */
@@ -23,6 +23,7 @@ interface Tables {
   nftTotals: string[];
   custody: string[];
   senders: string[];
+  mints: string[];
 }
 
 /** The maintained tables, as comparable lines (rows that net to nothing left out). */
@@ -38,7 +39,9 @@ async function maintained(sql: Sql): Promise<Tables> {
     FROM nft_custody ORDER BY 1`;
   const senders = await sql<{ l: string }[]>`
     SELECT concat_ws('|', sender_address, tx_type, n) AS l FROM sender_tx_counts WHERE n <> 0 ORDER BY 1`;
-  return { ft: ft.map((r) => r.l), nftTotals: nftTotals.map((r) => r.l), custody: custody.map((r) => r.l), senders: senders.map((r) => r.l) };
+  const mints = await sql<{ l: string }[]>`
+    SELECT concat_ws('|', asset_identifier, n) AS l FROM nft_mint_counts WHERE n <> 0 ORDER BY 1`;
+  return { ft: ft.map((r) => r.l), nftTotals: nftTotals.map((r) => r.l), custody: custody.map((r) => r.l), senders: senders.map((r) => r.l), mints: mints.map((r) => r.l) };
 }
 
 /** The same, computed from scratch over the canonical anchored events. */
@@ -77,10 +80,14 @@ async function recomputed(sql: Sql): Promise<Tables> {
       SELECT '', tx_type, count(*) FROM txs
       WHERE canonical AND microblock_canonical AND index_block_hash <> '' GROUP BY tx_type
     ) c ORDER BY 1`;
-  return { ft: ft.map((r) => r.l), nftTotals: nftTotals.map((r) => r.l), custody: custody.map((r) => r.l), senders: senders.map((r) => r.l) };
+  const mints = await sql<{ l: string }[]>`
+    SELECT concat_ws('|', asset_identifier, count(*)) AS l FROM events
+    WHERE canonical AND microblock_canonical AND index_block_hash <> '' AND event_type = 'non_fungible_token_asset' AND asset_event_type = 'mint'
+    GROUP BY asset_identifier ORDER BY 1`;
+  return { ft: ft.map((r) => r.l), nftTotals: nftTotals.map((r) => r.l), custody: custody.map((r) => r.l), senders: senders.map((r) => r.l), mints: mints.map((r) => r.l) };
 }
 
-describe('token tables (ft_balances, nft_totals, nft_custody) and sender_tx_counts', () => {
+describe('token tables (ft_balances, nft_totals, nft_custody) and the list counts (sender_tx_counts, nft_mint_counts)', () => {
   let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase('sp_tokens');
@@ -95,9 +102,9 @@ describe('token tables (ft_balances, nft_totals, nft_custody) and sender_tx_coun
 
   /** The tables as the migration's backfill builds them from what is stored. */
   async function backfilled(): Promise<Tables> {
-    await db.sql`TRUNCATE ft_balances, nft_totals, nft_custody, sender_tx_counts`;
+    await db.sql`TRUNCATE ft_balances, nft_totals, nft_custody, sender_tx_counts, nft_mint_counts`;
     await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0045_token_tables.sql'), 'utf8'));
-    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0103_sender_tx_counts.sql'), 'utf8'));
+    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0103_list_counts.sql'), 'utf8'));
     return maintained(db.sql);
   }
 
@@ -131,6 +138,7 @@ describe('token tables (ft_balances, nft_totals, nft_custody) and sender_tx_coun
     expect(end.ft.length).toBeGreaterThan(3);
     expect(end.custody.length).toBeGreaterThan(3);
     expect(end.senders.length).toBeGreaterThan(10);
+    expect(end.mints.length).toBeGreaterThan(0);
     // a fork orphaned some token events: the tables had to take them out again
     const [orphaned] = await db.sql<{ n: number }[]>`
       SELECT count(*)::int AS n FROM events WHERE NOT canonical AND event_type IN ('fungible_token_asset', 'non_fungible_token_asset')`;

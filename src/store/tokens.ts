@@ -89,14 +89,30 @@ export async function nftHistory(sql: Sql, asset: string, valueHex: string, maxH
     LIMIT ${page.limit} OFFSET ${page.offset}`;
 }
 
-/** The canonical mint events of an asset class up to `maxHeight`, newest first. */
+/**
+ * The canonical mint events of an asset class up to `maxHeight`, newest first. `total`: the maintained count of its
+ * anchored mints (sql/0103_list_counts.sql) plus its unconfirmed microblock mints up to `maxHeight`.
+ */
 export async function nftMints(sql: Sql, asset: string, maxHeight: number, page: Page): Promise<NftEventRow[]> {
   return sql<NftEventRow[]>`
     SELECT e.tx_id, e.index_block_hash, e.microblock_hash, e.event_index, e.asset_event_type, e.sender, e.recipient,
-      e.value_hex, (count(*) OVER ())::int AS total
+      e.value_hex,
+      ((SELECT COALESCE(max(n), 0) FROM nft_mint_counts WHERE asset_identifier = ${asset})
+        + (SELECT count(*) FROM events u
+           WHERE u.index_block_hash = '' AND u.asset_identifier = ${asset} AND u.event_type = 'non_fungible_token_asset'
+             AND u.asset_event_type = 'mint' AND u.canonical AND u.microblock_canonical AND u.block_height <= ${maxHeight}))::int AS total
     FROM events e JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash AND t.microblock_hash = e.microblock_hash
     WHERE e.asset_identifier = ${asset} AND e.event_type = 'non_fungible_token_asset' AND e.asset_event_type = 'mint'
       AND e.canonical AND e.microblock_canonical AND e.block_height <= ${maxHeight}
+      -- only the heights of the newest limit + offset mints (read in events_nft_mints order): the page's rows are
+      -- there, with every row that ties with them on height, whatever the order within a height
+      AND e.block_height >= (
+        SELECT min(block_height) FROM (
+          SELECT block_height FROM events
+          WHERE asset_identifier = ${asset} AND event_type = 'non_fungible_token_asset' AND asset_event_type = 'mint'
+            AND canonical AND microblock_canonical AND block_height <= ${maxHeight}
+          ORDER BY block_height DESC LIMIT ${page.limit + page.offset}
+        ) newest)
     ORDER BY e.block_height DESC, t.microblock_sequence DESC, e.tx_index DESC, e.event_index DESC
     LIMIT ${page.limit} OFFSET ${page.offset}`;
 }

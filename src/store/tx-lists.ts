@@ -34,7 +34,7 @@ export interface TxListOptions {
  * A page of canonical txs. As the reference does, a filter whose value is 0 (`nonce=0`, `start_time=0`) filters
  * nothing. `total` counts the matching txs; unfiltered, it is the maintained total of sql/0021_tx_list_total.sql
  * (plus the unconfirmed microblock txs when unanchored); filtered by sender and/or type only, the maintained counts of
- * sql/0103_sender_tx_counts.sql plus the matching unconfirmed microblock txs; any other filter counts the rows.
+ * sql/0103_list_counts.sql plus the matching unconfirmed microblock txs; any other filter counts the rows.
  */
 export async function recentTxs(sql: Sql, f: TxListFilter, o: TxListOptions): Promise<{ total: number; rows: TxDbRow[] }> {
   const conds = [sql`x.canonical AND x.microblock_canonical AND x.block_height <= ${o.maxHeight}`];
@@ -49,7 +49,7 @@ export async function recentTxs(sql: Sql, f: TxListFilter, o: TxListOptions): Pr
   }
   if (f.nonce) conds.push(sql`x.nonce = ${f.nonce}`);
   const filtered = conds.length > 1;
-  // a sender and/or types and nothing else: the maintained counts of sql/0103_sender_tx_counts.sql
+  // a sender and/or types and nothing else: the maintained counts of sql/0103_list_counts.sql
   const countedBySender =
     filtered && !f.toAddress && !f.startTime && !f.endTime && !f.contractId && !f.functionName && !f.nonce;
   const where = conds.reduce((a, c) => sql`${a} AND ${c}`);

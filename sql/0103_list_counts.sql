@@ -5,8 +5,11 @@
 -- a fraction of the whole table.
 -- Txs of unconfirmed microblocks are counted at read time (unanchored), as for the unfiltered total.
 --
--- Additive (sender_tx_counts_apply(blocks, sign) adds or removes the blocks' own txs), so it is batched by the
--- projector like the other summed tables; derived_touch writes its zero rows.
+-- And the `total` of /extended/v1/tokens/nft/mints: the canonical anchored mints per asset class (a collection of
+-- 100,000 names counted its mints, joined to their txs, on every page).
+--
+-- Both additive (the appliers add or remove the blocks' own rows), so they are batched by the projector like the other
+-- summed tables; derived_touch writes their zero rows.
 CREATE TABLE IF NOT EXISTS sender_tx_counts (
   sender_address text   NOT NULL,
   tx_type        text   NOT NULL,
@@ -26,12 +29,31 @@ BEGIN
 END
 $$;
 
--- sql/0100's body, plus this table's zero rows
+CREATE TABLE IF NOT EXISTS nft_mint_counts (
+  asset_identifier text   PRIMARY KEY,
+  n                bigint NOT NULL DEFAULT 0
+);
+
+CREATE OR REPLACE FUNCTION nft_mint_counts_apply(blocks text[], sign integer) RETURNS void LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
+BEGIN
+  INSERT INTO nft_mint_counts AS t (asset_identifier, n)
+  SELECT asset_identifier, sign * count(*)
+  FROM events
+  WHERE index_block_hash = ANY(blocks) AND index_block_hash <> '' AND microblock_canonical
+    AND event_type = 'non_fungible_token_asset' AND asset_event_type = 'mint'
+  GROUP BY asset_identifier
+  ON CONFLICT (asset_identifier) DO UPDATE SET n = t.n + EXCLUDED.n;
+END
+$$;
+
+-- sql/0100's body, plus these tables' zero rows
 CREATE OR REPLACE FUNCTION derived_touch(blocks text[]) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM stx_totals_apply_rows(blocks, 0);
   PERFORM ft_balances_apply(blocks, 0); -- ft_balances and nft_totals
   PERFORM sender_tx_counts_apply(blocks, 0);
+  PERFORM nft_mint_counts_apply(blocks, 0);
   INSERT INTO principal_tx_counts (principal, stx_txs, transfer_txs, all_txs)
   SELECT DISTINCT r.principal, 0, 0, 0 FROM principal_tx_roles(array_remove(blocks, '')) r
   ON CONFLICT (principal) DO NOTHING;
@@ -46,4 +68,13 @@ WHERE canonical AND microblock_canonical AND index_block_hash <> ''
 GROUP BY GROUPING SETS ((sender_address, tx_type), (tx_type))
 ON CONFLICT (sender_address, tx_type) DO NOTHING;
 
+INSERT INTO nft_mint_counts (asset_identifier, n)
+SELECT asset_identifier, count(*)
+FROM events
+WHERE canonical AND microblock_canonical AND index_block_hash <> ''
+  AND event_type = 'non_fungible_token_asset' AND asset_event_type = 'mint'
+GROUP BY asset_identifier
+ON CONFLICT (asset_identifier) DO NOTHING;
+
 INSERT INTO derived_appliers (name, fn) VALUES ('sender_tx_counts', 'sender_tx_counts_apply') ON CONFLICT DO NOTHING;
+INSERT INTO derived_appliers (name, fn) VALUES ('nft_mint_counts', 'nft_mint_counts_apply') ON CONFLICT DO NOTHING;
