@@ -45,10 +45,15 @@ async function resolve(pool: NodePool, contractId: string): Promise<FtMeta | und
   return { symbol: String(symbol.data), decimals: Number(decimals.value) };
 }
 
+/** Whether token metadata can be asked for at all (a node pool with nodes). */
+export function ftMetadataAvailable(pool: NodePool | undefined): pool is NodePool {
+  return !!pool && pool.nodes.length > 0;
+}
+
 /** The metadata of each asset (`<contract>::<token>`), where the node answers; an empty map without a node. */
 export async function ftMetadata(pool: NodePool | undefined, assetIdentifiers: string[]): Promise<Map<string, FtMeta>> {
   const out = new Map<string, FtMeta>();
-  if (!pool || !pool.nodes.length) return out;
+  if (!ftMetadataAvailable(pool)) return out;
   await Promise.all(
     [...new Set(assetIdentifiers)].map(async (asset) => {
       const contractId = asset.split('::')[0];

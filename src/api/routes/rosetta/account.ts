@@ -4,7 +4,7 @@ import { stxLockState } from '../../../store/stx-lock.js';
 import { AccountBalanceRequest, AccountBalanceResponse } from '../../schemas/rosetta.js';
 import { RosettaErrors, checkAccount, checkNetwork, fail, hashParam, rosettaGuard, rosettaEndpoint } from '../../rosetta.js';
 import { STX_CURRENCY } from '../../../chain/rosetta-ops.js';
-import { ftMetadata } from '../../rosetta-ft.js';
+import { ftMetadata, ftMetadataAvailable } from '../../rosetta-ft.js';
 
 const SUB_ACCOUNTS = ['StackedBalance', 'SpendableBalance', 'VestingLockedBalance', 'VestingUnlockedBalance'];
 
@@ -45,7 +45,8 @@ export const rosettaAccountEndpoints = [
         const [stx, lock, assets] = await Promise.all([
           store.rosettaStxAt(ctx.sql, address, b.block_height),
           stxLockState(ctx.sql, address, b.block_height, b.burn_block_height),
-          store.rosettaFtAssetsOf(ctx.sql, address),
+          // without a node no token can be described: none is listed, so none is read
+          ftMetadataAvailable(ctx.nodes?.()) ? store.rosettaFtAssetsOf(ctx.sql, address) : [],
         ]);
         const total = BigInt(stx.balance);
         const locked = BigInt(lock.locked);
