@@ -9,7 +9,7 @@
 -- 100,000 names counted its mints, joined to their txs, on every page).
 --
 -- Both additive (the appliers add or remove the blocks' own rows), so they are batched by the projector like the other
--- summed tables; derived_touch writes their zero rows.
+-- summed tables; derived_touch writes their zero rows (derived_appliers.zero_rows, below).
 CREATE TABLE IF NOT EXISTS sender_tx_counts (
   sender_address text   NOT NULL,
   tx_type        text   NOT NULL,
@@ -47,13 +47,19 @@ BEGIN
 END
 $$;
 
--- sql/0100's body, plus these tables' zero rows
+-- derived_touch wrote each summed table's zero rows by name (sql/0100), so every new summed table had to copy its
+-- body. Appliers whose zero rows it must write now say so in the registry (called with sign 0, which writes a 0 row
+-- for every key the blocks touch); the two summed tables outside the registry's calling convention stay named.
+ALTER TABLE derived_appliers ADD COLUMN IF NOT EXISTS zero_rows boolean NOT NULL DEFAULT false;
+
 CREATE OR REPLACE FUNCTION derived_touch(blocks text[]) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  a record;
 BEGIN
   PERFORM stx_totals_apply_rows(blocks, 0);
-  PERFORM ft_balances_apply(blocks, 0); -- ft_balances and nft_totals
-  PERFORM sender_tx_counts_apply(blocks, 0);
-  PERFORM nft_mint_counts_apply(blocks, 0);
+  FOR a IN SELECT fn FROM derived_appliers WHERE zero_rows ORDER BY name LOOP
+    EXECUTE format('SELECT %I($1, 0)', a.fn) USING blocks;
+  END LOOP;
   INSERT INTO principal_tx_counts (principal, stx_txs, transfer_txs, all_txs)
   SELECT DISTINCT r.principal, 0, 0, 0 FROM principal_tx_roles(array_remove(blocks, '')) r
   ON CONFLICT (principal) DO NOTHING;
@@ -78,3 +84,5 @@ ON CONFLICT (asset_identifier) DO NOTHING;
 
 INSERT INTO derived_appliers (name, fn) VALUES ('sender_tx_counts', 'sender_tx_counts_apply') ON CONFLICT DO NOTHING;
 INSERT INTO derived_appliers (name, fn) VALUES ('nft_mint_counts', 'nft_mint_counts_apply') ON CONFLICT DO NOTHING;
+-- ft_balances_apply writes ft_balances and nft_totals
+UPDATE derived_appliers SET zero_rows = true WHERE name IN ('ft_balances', 'sender_tx_counts', 'nft_mint_counts');
