@@ -186,6 +186,16 @@ describe('golden-ext comparison rules (no service)', () => {
     expect(ok(other, json(200, { results: [h('C', '5'), h('B', '5')] })).ok).toBe(false);
   });
 
+  it('stx_inbound rows of one tx (a transfer and its memo event) compare as a set; rows of other txs keep their order', () => {
+    const r = (tx_id: string, block_height: number, transfer_type: string) => ({ sender: 'S', amount: '1', memo: '0x00', block_height, tx_id, transfer_type, tx_index: 0 });
+    const path = '/extended/v1/address/ST1HB1T8WRNBYB0Y3T7WXZS38NKKPTBR3EG9EPJKR/stx_inbound';
+    const e: GoldenExtEntry = { request: path, status: 200, body: { limit: 20, offset: 0, total: 3, results: [r('0xa', 9, 'stx-transfer'), r('0xa', 9, 'stx-transfer-memo'), r('0xb', 8, 'stx-transfer')] } };
+    const swapped = ok(e, json(200, { limit: 20, offset: 0, total: 3, results: [r('0xa', 9, 'stx-transfer-memo'), r('0xa', 9, 'stx-transfer'), r('0xb', 8, 'stx-transfer')] }));
+    expect(swapped).toEqual({ ok: true, tieTolerant: true });
+    expect(ok(e, json(200, { limit: 20, offset: 0, total: 3, results: [r('0xb', 8, 'stx-transfer'), r('0xa', 9, 'stx-transfer'), r('0xa', 9, 'stx-transfer-memo')] })).ok).toBe(false);
+    expect(ok(e, json(200, { limit: 20, offset: 0, total: 3, results: [r('0xa', 9, 'stx-transfer'), r('0xa', 9, 'stx-transfer'), r('0xb', 8, 'stx-transfer')] })).ok).toBe(false);
+  });
+
   it("block 1's txs tied on tx_index compare as a set; other tx order is exact", () => {
     const tx = (tx_id: string, tx_index: number) => ({ tx_id, tx_index, block_hash: '0x01', block_height: 1 });
     const e: GoldenExtEntry = { request: '/extended/v2/blocks/1/transactions', status: 200, body: { total: 3, results: [tx('0xa', 0), tx('0xb', 1), tx('0xc', 1)] } };

@@ -62,11 +62,15 @@ describe('lock state and burnchain-op txs through the service', () => {
 
   const stx = async () => (await (await fetch(`${svc.api}/extended/v1/address/${STACKER}/stx`)).json()) as Record<string, unknown>;
 
-  /** Posts the next block: one burnchain stack-stx op tx carrying the given pox-4 print value. */
-  async function nextBlock(print: string): Promise<string> {
+  const stxV2 = async () => (await (await fetch(`${svc.api}/extended/v2/addresses/${STACKER}/balances/stx`)).json()) as Record<string, unknown>;
+
+  /** Posts the next block (`burnStep` burn blocks later): one burnchain stack-stx op tx carrying the given pox-4 print value. */
+  async function nextBlock(print: string, burnStep = 0): Promise<string> {
     const txid = hex32();
     const body = {
       ...tip,
+      burn_block_height: tip.burn_block_height + burnStep,
+      burn_block_hash: burnStep ? hex32() : tip.burn_block_hash,
       block_hash: hex32(),
       index_block_hash: hex32(),
       parent_block_hash: tip.block_hash,
@@ -109,6 +113,8 @@ describe('lock state and burnchain-op txs through the service', () => {
 
   it('the fixture lock comes from the pox-4 stack-stx event (stx_lock events are past pox_v1_unlock_height here)', async () => {
     expect(await stx()).toMatchObject({ lock_tx_id: LOCK_TX, locked: LOCKED.toString(), lock_height: 8, burnchain_lock_height: 110, burnchain_unlock_height: 140 });
+    // the v2 route reads the same pox-4 lock (the lock's block is the tip here)
+    expect(await stxV2()).toMatchObject({ lock_tx_id: LOCK_TX, locked: LOCKED.toString(), lock_height: 8, burnchain_lock_height: 110, burnchain_unlock_height: 140 });
   });
 
   it('a burnchain stack-stx op is served as a fee-less contract_call to pox-4', async () => {
@@ -135,9 +141,21 @@ describe('lock state and burnchain-op txs through the service', () => {
     expect(before).toMatchObject({ lock_tx_id: LOCK_TX, locked: LOCKED.toString() });
   });
 
+  it('v2 balances/stx: burnchain_lock_height is the burn height of the tip block, not of the locking block (as the reference)', async () => {
+    const lockBlock = tip;
+    const lock = await stx();
+    // a later block, two burn blocks later, whose print locks another stacker
+    const other = 'ST2ZRX0K27GW0SP3GJCEMHD95TQGJMKB7G9Y0X1MH';
+    await nextBlock(poxPrint('stack-increase', other, { 'increase-by': cv.uint(5n), 'total-locked': cv.uint(10n) }, { locked: 10n, balance: 5n, unlock: 140n }), 2);
+    expect(tip.burn_block_height).toBe(lockBlock.burn_block_height + 2);
+    expect(await stx()).toMatchObject({ lock_tx_id: lock.lock_tx_id, burnchain_lock_height: lockBlock.burn_block_height });
+    expect(await stxV2()).toMatchObject({ lock_tx_id: lock.lock_tx_id, locked: lock.locked, lock_height: lock.lock_height, burnchain_lock_height: tip.burn_block_height });
+  });
+
   it('a handle-unlock whose unlock height has passed resets the lock', async () => {
     const print = poxPrint('handle-unlock', STACKER, { 'first-cycle-locked': cv.uint(5n), 'first-unlocked-cycle': cv.uint(6n) }, { locked: LOCKED, balance: 5000n, unlock: 100n });
     await nextBlock(print);
     expect(await stx()).toMatchObject({ lock_tx_id: '', locked: '0', lock_height: 0, burnchain_lock_height: 0, burnchain_unlock_height: 0 });
+    expect(await stxV2()).toMatchObject({ lock_tx_id: '', locked: '0', lock_height: 0, burnchain_lock_height: 0, burnchain_unlock_height: 0 });
   });
 });

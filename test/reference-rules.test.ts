@@ -404,4 +404,51 @@ describe('reference rules: estimated balance', () => {
       await svc.stop();
     }
   }, 120_000);
+
+  it('a tx mined in two blocks: search answers the placement the reference\'s index gives first, Rosetta finds the non-canonical block', async () => {
+    const { messages } = await generate('rules-twice', 3);
+    const b1 = blockBody(messages, 1);
+    const b2 = blockBody(messages, 2);
+    const txIds = (b2.transactions as Body[]).map((t) => t.txid as string);
+    // two blocks at height 2 with the same txs: the first stored stays canonical; tags chosen so that the losing
+    // block's index hash sorts first (the case where "canonical first" and the reference's index order disagree)
+    let n = 0;
+    while (hash('index', `twice-lose-${n}`) > hash('index', 'twice-win')) n++;
+    const win = variant(b2, 'twice-win', b1, txIds);
+    const lose = variant(b2, `twice-lose-${n}`, b1, txIds);
+    const svc2 = await startTestService();
+    try {
+      await post(svc2, '/new_block', b1);
+      await post(svc2, '/new_block', win);
+      await post(svc2, '/new_block', lose);
+      const tx = txIds[txIds.length - 1];
+      const plain = await get(svc2, `/extended/v1/search/${tx}`);
+      expect(plain.result.tx_data).toMatchObject({ canonical: false, block_hash: lose.block_hash, block_height: 2 });
+      const withMeta = await get(svc2, `/extended/v1/search/${tx}?include_metadata=true`);
+      expect(withMeta.result.tx_data).toMatchObject({ canonical: true, block_hash: win.block_hash });
+      expect(withMeta.result.metadata.block_hash).toBe(win.block_hash);
+
+      const rosetta = async (block_identifier: Body) => {
+        const res = await fetch(svc2.api + '/rosetta/v1/block', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ network_identifier: { blockchain: 'stacks', network: 'testnet' }, block_identifier }),
+        });
+        expect(res.status).toBe(200);
+        return ((await res.json()) as Body).block as Body;
+      };
+      // the orphan by hash: found, with its parent, and no transactions (its txs are not canonical)
+      const orphan = await rosetta({ hash: lose.block_hash });
+      expect(orphan.block_identifier).toEqual({ index: 2, hash: lose.block_hash });
+      expect(orphan.parent_block_identifier).toEqual({ index: 1, hash: b1.block_hash });
+      expect(orphan.transactions).toEqual([]);
+      // a hash wins over an index; the height alone is the canonical block, with its txs
+      expect((await rosetta({ index: 2, hash: lose.block_hash.slice(2) })).block_identifier.hash).toBe(lose.block_hash);
+      const canonical = await rosetta({ index: 2 });
+      expect(canonical.block_identifier).toEqual({ index: 2, hash: win.block_hash });
+      expect((canonical.transactions as Body[]).map((t) => t.transaction_identifier.hash)).toEqual(txIds);
+    } finally {
+      await svc2.stop();
+    }
+  }, 120_000);
 });

@@ -77,6 +77,18 @@ const TYPE_PAYLOAD_KEYS: Record<string, true | undefined> = {
   tenure_change_payload: true,
 };
 
+/**
+ * An event as `/extended/v1/address/{principal}/assets` prints it. The reference (v8.13.6) reads that list's STX lock
+ * rows through a helper that returns `true` instead of the value, so every lock event there says
+ * `locked_amount: "1"` and `unlock_height: 1` (its `getAddressAssetEvents`); the same event is printed with its real
+ * values everywhere else (`/tx/{id}`, `/tx/events`). Applied here so the list answers as the reference does.
+ */
+export function addressAssetEventJson(event: unknown): unknown {
+  const api = event as Record<string, unknown>;
+  if (!api || api.event_type !== 'stx_lock' || typeof api.stx_lock_event !== 'object' || api.stx_lock_event === null) return api;
+  return { ...api, stx_lock_event: { ...(api.stx_lock_event as Record<string, unknown>), locked_amount: '1', unlock_height: 1 } };
+}
+
 /** A mined transaction (confirmed form; also unanchored microblock txs). */
 export function txJson(row: TxDbRow, opts: TxJsonOptions = {}): Record<string, unknown> {
   const { head, tail } = staticParts(row.api, row.abi, opts.excludeFunctionArgs);

@@ -8,7 +8,7 @@ import * as txs from '../store/txs.js';
 import * as blocks from '../store/blocks.js';
 import * as addresses from '../store/addresses.js';
 import * as nonces from '../store/nonces.js';
-import { stxLockState, type StxLockState } from '../store/stx-lock.js';
+import { stxLockState, stxLockStateV2, type StxLockState } from '../store/stx-lock.js';
 import { mempoolTxJson, txJson, type TxDbRow } from './serialize.js';
 import { v1BlockJson, type BlockDbRow } from './serialize-blocks.js';
 import type { ClarityJson } from '../chain/clarity.js';
@@ -111,6 +111,7 @@ export async function stxBalanceParts(
   height: number,
   burnHeight: number,
   withPending: boolean,
+  lockRule: 'v1' | 'v2' = 'v1',
 ): Promise<StxBalanceParts> {
   const sums =
     (await addresses.maintainedStxSums(sql, principal, height)) ?? (await addresses.historyStxSums(sql, principal, height));
@@ -118,8 +119,9 @@ export async function stxBalanceParts(
   const sent = BigInt(sums.sent);
   const fees = BigInt(sums.fees);
   const rewards = BigInt(sums.rewards);
-  // The lock state: stx_lock events, then the pox-2/3/4 synthetic events (src/store/stx-lock.ts).
-  const lock = await stxLockState(sql, principal, height, burnHeight);
+  // The lock state: stx_lock events, then the pox-2/3/4 synthetic events (src/store/stx-lock.ts); the v2 balance
+  // route's rule counts pox-4 only.
+  const lock = await (lockRule === 'v2' ? stxLockStateV2 : stxLockState)(sql, principal, height, burnHeight);
   const parts: StxBalanceParts = { received, sent, fees, rewards, balance: received - sent - fees + rewards, lock };
   if (withPending) {
     const p = await addresses.pendingStxFlows(sql, principal);
@@ -138,8 +140,9 @@ export async function stxBalance(
   height: number,
   burnHeight: number,
   withPending: boolean,
+  lockRule: 'v1' | 'v2' = 'v1',
 ): Promise<StxBalance> {
-  const { balance, sent, received, fees, rewards, lock, pending } = await stxBalanceParts(sql, principal, height, burnHeight, withPending);
+  const { balance, sent, received, fees, rewards, lock, pending } = await stxBalanceParts(sql, principal, height, burnHeight, withPending, lockRule);
   const out: StxBalance = { balance: balance.toString() } as StxBalance;
   if (pending) {
     out.estimated_balance = (balance + pending.inbound - pending.outbound).toString();

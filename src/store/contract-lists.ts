@@ -5,6 +5,11 @@ import type { ContractRow } from './contracts.js';
 /**
  * Canonical deploys whose ABI `functions` contain every trait function (name, access, argument types, outputs; jsonb
  * containment, as the reference matches them), newest first. Uses the GIN index of sql/0024_contract_trait.sql.
+ *
+ * The reference orders by `block_height DESC` alone, so deploys of one block come in the order PostgreSQL's sort
+ * leaves ties, which depends on the order the rows reach it: its table's storage order, i.e. the order the deploys
+ * were stored. The same sort (same key, same LIMIT/OFFSET bound) is run here over the deploys in the order they were
+ * stored (change sequence, then position in the block), so ties come out as the reference's do.
  */
 export async function contractsByTrait(
   sql: Sql,
@@ -12,10 +17,13 @@ export async function contractsByTrait(
   page: { limit: number; offset: number },
 ): Promise<(ContractRow & { contract_id: string })[]> {
   return sql<(ContractRow & { contract_id: string })[]>`
-    SELECT tx_id, canonical, block_height, contract_abi, api, smart_contract_contract_id AS contract_id FROM txs
-    WHERE contract_abi IS NOT NULL AND smart_contract_contract_id IS NOT NULL AND canonical AND microblock_canonical
-      AND ((contract_abi::jsonb) -> 'functions') @> ${sql.json(traitFunctions as never)}::jsonb
-    ORDER BY block_height DESC, microblock_sequence ASC, tx_index ASC
+    WITH stored AS MATERIALIZED (
+      SELECT tx_id, canonical, block_height, contract_abi, api, smart_contract_contract_id AS contract_id FROM txs
+      WHERE contract_abi IS NOT NULL AND smart_contract_contract_id IS NOT NULL AND canonical AND microblock_canonical
+        AND ((contract_abi::jsonb) -> 'functions') @> ${sql.json(traitFunctions as never)}::jsonb
+      ORDER BY seq, microblock_sequence, tx_index
+    )
+    SELECT * FROM stored ORDER BY block_height DESC
     LIMIT ${page.limit} OFFSET ${page.offset}`;
 }
 

@@ -202,31 +202,39 @@ export async function inboundTransfers(
   q: { maxHeight?: number; atHeight?: number; limit: number; offset: number },
 ): Promise<{ total: number; rows: InboundRow[] }> {
   const heightCond = q.atHeight !== undefined ? sql`block_height = ${q.atHeight}` : sql`block_height <= ${q.maxHeight ?? 0}`;
+  // No tie-break, as the reference: a token transfer and its memo event tie, and the reference's sort leaves tied rows
+  // in an order that depends on the order they reach it: its three arms in this order, each in storage (insertion)
+  // order. The same sort (same keys, same LIMIT/OFFSET bound) runs here over the rows in that order (materialized
+  // with that order first), so ties come out as they do there.
   const rows = await sql<(InboundRow & { total: number })[]>`
-    SELECT *, (count(*) OVER())::int AS total FROM (
-      SELECT e.amount::text AS amount, l.value_hex AS memo, e.sender, e.block_height,
-        e.tx_id, t.microblock_sequence, e.tx_index, 'bulk-send' AS transfer_type
-      FROM events e
-      JOIN txs t USING (tx_id, index_block_hash, microblock_hash)
-      JOIN events l ON l.tx_id = e.tx_id AND l.index_block_hash = e.index_block_hash AND l.microblock_hash = e.microblock_hash
-        AND l.event_index = e.event_index + 1 AND l.event_type = 'smart_contract_log' AND l.contract_id = ANY(${sendMany})
-        AND l.canonical AND l.microblock_canonical
-      WHERE e.event_type = 'stx_asset' AND e.recipient = ${principal} AND e.canonical AND e.microblock_canonical
-      UNION ALL
-      SELECT e.amount::text, e.api -> 'asset' ->> 'memo', e.sender, e.block_height, e.tx_id, t.microblock_sequence,
-        e.tx_index, 'stx-transfer-memo'
-      FROM events e JOIN txs t USING (tx_id, index_block_hash, microblock_hash)
-      WHERE e.event_type = 'stx_asset' AND e.recipient = ${principal} AND e.canonical AND e.microblock_canonical
-        AND e.api -> 'asset' ->> 'memo' IS NOT NULL
-      UNION ALL
-      SELECT token_transfer_amount::text, api -> 'token_transfer' ->> 'memo', sender_address, block_height, tx_id,
-        microblock_sequence, tx_index, 'stx-transfer'
-      FROM txs
-      WHERE canonical AND microblock_canonical AND tx_type = 'token_transfer' AND token_transfer_recipient = ${principal}
-    ) transfers
-    WHERE ${heightCond}
-    -- no tie-break, as the reference: a token transfer and its memo event tie, and PostgreSQL's sort of the three
-    -- arms (in this order, each in insertion order) decides, as it does there
+    WITH arms AS MATERIALIZED (
+      SELECT * FROM (
+        SELECT e.amount::text AS amount, l.value_hex AS memo, e.sender, e.block_height,
+          e.tx_id, t.microblock_sequence, e.tx_index, 'bulk-send' AS transfer_type, 1 AS arm, t.seq, e.event_index
+        FROM events e
+        JOIN txs t USING (tx_id, index_block_hash, microblock_hash)
+        JOIN events l ON l.tx_id = e.tx_id AND l.index_block_hash = e.index_block_hash AND l.microblock_hash = e.microblock_hash
+          AND l.event_index = e.event_index + 1 AND l.event_type = 'smart_contract_log' AND l.contract_id = ANY(${sendMany})
+          AND l.canonical AND l.microblock_canonical
+        WHERE e.event_type = 'stx_asset' AND e.recipient = ${principal} AND e.canonical AND e.microblock_canonical
+        UNION ALL
+        SELECT e.amount::text, e.api -> 'asset' ->> 'memo', e.sender, e.block_height, e.tx_id, t.microblock_sequence,
+          e.tx_index, 'stx-transfer-memo', 2, t.seq, e.event_index
+        FROM events e JOIN txs t USING (tx_id, index_block_hash, microblock_hash)
+        WHERE e.event_type = 'stx_asset' AND e.recipient = ${principal} AND e.canonical AND e.microblock_canonical
+          AND e.api -> 'asset' ->> 'memo' IS NOT NULL
+        UNION ALL
+        SELECT token_transfer_amount::text, api -> 'token_transfer' ->> 'memo', sender_address, block_height, tx_id,
+          microblock_sequence, tx_index, 'stx-transfer', 3, seq, 0
+        FROM txs
+        WHERE canonical AND microblock_canonical AND tx_type = 'token_transfer' AND token_transfer_recipient = ${principal}
+      ) transfers
+      WHERE ${heightCond}
+      ORDER BY arm, seq, microblock_sequence, tx_index, event_index
+    )
+    SELECT amount, memo, sender, block_height, tx_id, microblock_sequence, tx_index, transfer_type,
+      (count(*) OVER())::int AS total
+    FROM arms
     ORDER BY block_height DESC, microblock_sequence DESC, tx_index DESC
     LIMIT ${q.limit} OFFSET ${q.offset}`;
   return { total: rows[0]?.total ?? 0, rows };

@@ -29,16 +29,23 @@ export async function rosettaTip(sql: Sql): Promise<RosettaBlockRow | undefined>
   return b;
 }
 
+/**
+ * A block by its hash or height as the reference's Rosetta routes find it (its getBlock): any stored block, the
+ * canonical one first, then the highest. So a non-canonical block (an orphaned fork block, the boot block at height 0
+ * whose txs block 1 adopted) is answered by hash, with no transactions (rosettaBlockTxs reads canonical txs only).
+ */
 export async function rosettaBlockByHash(sql: Sql, hash: string): Promise<RosettaBlockRow | undefined> {
   const [b] = await sql<RosettaBlockRow[]>`
-    SELECT ${sql.unsafe(BLOCK_COLUMNS)} FROM blocks WHERE canonical AND block_hash = ${hash} LIMIT 1`;
+    SELECT ${sql.unsafe(BLOCK_COLUMNS)} FROM blocks WHERE block_hash = ${hash}
+    ORDER BY canonical DESC, block_height DESC LIMIT 1`;
   return b;
 }
 
 export async function rosettaBlockAtHeight(sql: Sql, height: number): Promise<RosettaBlockRow | undefined> {
   if (!Number.isSafeInteger(height)) return undefined;
   const [b] = await sql<RosettaBlockRow[]>`
-    SELECT ${sql.unsafe(BLOCK_COLUMNS)} FROM blocks WHERE canonical AND block_height = ${height} LIMIT 1`;
+    SELECT ${sql.unsafe(BLOCK_COLUMNS)} FROM blocks WHERE block_height = ${height}
+    ORDER BY canonical DESC LIMIT 1`;
   return b;
 }
 

@@ -3,11 +3,20 @@ import type { Sql } from './connect.js';
 import { ABI_SUBQUERY } from './txs.js';
 import type { MempoolDbRow, TxDbRow } from '../api/serialize.js';
 
-/** Any placement of a tx (the reference takes the first row it finds; canonical first here). */
-export async function anyPlacedTx(sql: Sql, txId: string): Promise<TxDbRow | undefined> {
+/**
+ * Any placement of a tx, as the reference's search finds it: `WHERE tx_id = … LIMIT 1` with no order, which its
+ * planner answers from the unique (tx_id, index_block_hash, microblock_hash) index, so the first placement in that
+ * index's order, canonical or not (a tx mined in an orphaned fork block whose hash sorts lower is answered with
+ * `canonical: false`). Hashes are lower-case hex of one length here, so text order is the reference's byte order.
+ * With `include_metadata` the reference looks the tx up as /tx/{id} does instead: canonical first (`canonicalFirst`).
+ */
+export async function anyPlacedTx(sql: Sql, txId: string, canonicalFirst = false): Promise<TxDbRow | undefined> {
+  const order = canonicalFirst
+    ? sql`x.canonical DESC, x.microblock_canonical DESC, x.block_height DESC`
+    : sql`x.index_block_hash COLLATE "C", x.microblock_hash COLLATE "C"`;
   const [row] = await sql<TxDbRow[]>`
     SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x WHERE x.tx_id = ${txId}
-    ORDER BY x.canonical DESC, x.microblock_canonical DESC, x.block_height DESC LIMIT 1`;
+    ORDER BY ${order} LIMIT 1`;
   return row;
 }
 

@@ -39,20 +39,14 @@ interface LockRow {
   burn_block_height: number | null;
 }
 
-export async function stxLockState(sql: Sql, principal: string, height: number, burnHeight: number): Promise<StxLockState> {
-  const [state, stxLock, pox] = await Promise.all([
-    sql<{ pox_v1_unlock_height: number | null; pox_v2_unlock_height: number | null; pox_v3_unlock_height: number | null }[]>`
-      SELECT pox_v1_unlock_height, pox_v2_unlock_height, pox_v3_unlock_height FROM chain_state WHERE id = 1`,
-    sql<LockRow[]>`
-      SELECT e.tx_id, e.amount::text AS locked, e.block_height, e.unlock_height,
-        (SELECT b.burn_block_height FROM blocks b WHERE b.canonical AND b.block_height = e.block_height LIMIT 1) AS burn_block_height
-      FROM events e
-      JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash AND t.microblock_hash = e.microblock_hash
-      WHERE e.event_type = 'stx_lock' AND e.locked_address = ${principal} AND e.canonical AND e.microblock_canonical
-        AND e.block_height <= ${height} AND e.unlock_height >= ${burnHeight}
-      ORDER BY e.block_height DESC, t.microblock_sequence DESC, e.tx_index DESC, e.event_index DESC
-      LIMIT 1`,
-    sql<(LockRow & { contract: string; name: string })[]>`
+type PoxLockRow = LockRow & { contract: string; name: string };
+
+/**
+ * Per PoX contract (pox-2, pox-3, pox-4): the stacker's newest synthetic event at height <= H that is either a lock
+ * still in force at B or a `handle-unlock` that already happened.
+ */
+function poxLockRows(sql: Sql, principal: string, height: number, burnHeight: number) {
+  return sql<PoxLockRow[]>`
       SELECT DISTINCT ON (split_part(e.contract_id, '.', 2))
         split_part(e.contract_id, '.', 2) AS contract, p.name, e.tx_id, p.locked::text AS locked, e.block_height,
         p.burnchain_unlock_height AS unlock_height,
@@ -68,7 +62,23 @@ export async function stxLockState(sql: Sql, principal: string, height: number, 
         AND ((p.name <> 'handle-unlock' AND p.burnchain_unlock_height >= ${burnHeight})
           OR (p.name = 'handle-unlock' AND p.burnchain_unlock_height < ${burnHeight}))
       ORDER BY split_part(e.contract_id, '.', 2), e.block_height DESC, t.microblock_sequence DESC, e.tx_index DESC,
-        e.event_index DESC`,
+        e.event_index DESC`;
+}
+
+export async function stxLockState(sql: Sql, principal: string, height: number, burnHeight: number): Promise<StxLockState> {
+  const [state, stxLock, pox] = await Promise.all([
+    sql<{ pox_v1_unlock_height: number | null; pox_v2_unlock_height: number | null; pox_v3_unlock_height: number | null }[]>`
+      SELECT pox_v1_unlock_height, pox_v2_unlock_height, pox_v3_unlock_height FROM chain_state WHERE id = 1`,
+    sql<LockRow[]>`
+      SELECT e.tx_id, e.amount::text AS locked, e.block_height, e.unlock_height,
+        (SELECT b.burn_block_height FROM blocks b WHERE b.canonical AND b.block_height = e.block_height LIMIT 1) AS burn_block_height
+      FROM events e
+      JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash AND t.microblock_hash = e.microblock_hash
+      WHERE e.event_type = 'stx_lock' AND e.locked_address = ${principal} AND e.canonical AND e.microblock_canonical
+        AND e.block_height <= ${height} AND e.unlock_height >= ${burnHeight}
+      ORDER BY e.block_height DESC, t.microblock_sequence DESC, e.tx_index DESC, e.event_index DESC
+      LIMIT 1`,
+    poxLockRows(sql, principal, height, burnHeight),
   ]);
   const s = state[0];
   const past = (h: number | null | undefined) => h !== null && h !== undefined && burnHeight > Number(h);
@@ -94,4 +104,25 @@ export async function stxLockState(sql: Sql, principal: string, height: number, 
     out = r.name === 'handle-unlock' ? UNLOCKED : fromRow(r, Number(contract.slice(4)));
   }
   return { ...out };
+}
+
+/**
+ * The lock state as the reference's /extended/v2/addresses/{p}/balances/stx computes it (pg-store-v2
+ * getStxPoxLockedAtBlock), which differs from the v1 rule above: only pox-4 events count (a pox-1 `stx_lock` event or
+ * a pox-2/3 lock shows as not locked), and `burnchain_lock_height` is the burn height of the canonical block at H (the
+ * chain tip there), not of the block that locked.
+ */
+export async function stxLockStateV2(sql: Sql, principal: string, height: number, burnHeight: number): Promise<StxLockState> {
+  const r = (await poxLockRows(sql, principal, height, burnHeight)).find((p) => p.contract === 'pox-4');
+  if (!r || r.name === 'handle-unlock') return { ...UNLOCKED };
+  const [b] = await sql<{ burn_block_height: number }[]>`
+    SELECT burn_block_height FROM blocks WHERE canonical AND block_height = ${height} LIMIT 1`;
+  return {
+    lock_tx_id: r.tx_id,
+    locked: r.locked,
+    lock_height: Number(r.block_height),
+    burnchain_lock_height: b ? Number(b.burn_block_height) : 0,
+    burnchain_unlock_height: Number(r.unlock_height),
+    pox_version: 4,
+  };
 }

@@ -282,6 +282,19 @@ const holderTieKey: TieKey = (item) => (isObject(item) && typeof item.balance ==
 
 const isHoldersPath = (p: string) => /^\/extended\/v1\/tokens\/ft\/[^/]+\/holders$/.test(p);
 
+/**
+ * stx_inbound: the reference sorts its three arms (bulk sends, memo events, token transfers) by (height, microblock
+ * sequence, tx index) with no tie-break, so a token transfer and its own memo event tie, and its sort leaves them in
+ * the order its tables store them (page placement: an early block's tx can sit behind a later one's). The
+ * microblock sequence is not in the answer; the tx id stands in for it (one tx has one sequence).
+ */
+const inboundTieKey: TieKey = (item) =>
+  isObject(item) && typeof item.block_height === 'number' && typeof item.tx_index === 'number' && typeof item.tx_id === 'string'
+    ? `inbound:${item.block_height}:${item.tx_index}:${item.tx_id}`
+    : undefined;
+
+const isInboundPath = (p: string) => /^\/extended\/v1\/address\/[^/]+\/stx_inbound$/.test(p);
+
 /** What one golden-ext file tells about ties: every tied item the reference showed, per list path and tie key. */
 export interface GoldenExtContext {
   /** `${path}\n${tieKey}` → canonical JSON of every item the reference listed there with that key */
@@ -294,7 +307,10 @@ export interface GoldenExtContext {
 function tieLists(path: string, body: unknown, ctx: Pick<GoldenExtContext, 'txKeys'>): { at: string; items: unknown[]; key: TieKey }[] {
   if (!isObject(body)) return [];
   const out: { at: string; items: unknown[]; key: TieKey }[] = [];
-  if (Array.isArray(body.results)) out.push({ at: 'results', items: body.results, key: isHoldersPath(path) ? holderTieKey : txTieKey(ctx.txKeys) });
+  if (Array.isArray(body.results)) {
+    const key = isHoldersPath(path) ? holderTieKey : isInboundPath(path) ? inboundTieKey : txTieKey(ctx.txKeys);
+    out.push({ at: 'results', items: body.results, key });
+  }
   // the legacy single block (/extended/v1/block/by_*): its tx ids, which tie like the tx lists
   if (Array.isArray(body.txs) && body.txs.every((t) => typeof t === 'string')) out.push({ at: 'txs', items: body.txs, key: txTieKey(ctx.txKeys) });
   if (path === '/rosetta/v1/block' && isObject(body.block) && Array.isArray(body.block.transactions)) {

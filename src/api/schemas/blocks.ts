@@ -8,7 +8,7 @@ const blockHead = {
   hash: Hash,
   block_time: UnixTime,
   block_time_iso: IsoTime,
-  tenure_height: Height.describe('the height of the tenure (pre-Nakamoto: the block height)'),
+  tenure_height: z.int().describe('the height of the tenure (pre-Nakamoto: the block height; -1 for a block whose tenure the node did not report)'),
   index_block_hash: Hash,
   parent_block_hash: Hash,
 };

@@ -22,7 +22,7 @@ import {
   StxBalanceV2Response,
   StxInboundListResponse,
 } from '../../schemas/accounts.js';
-import { txJson } from '../../serialize.js';
+import { addressAssetEventJson, txJson } from '../../serialize.js';
 import { addressTxWithTransfersRanked, currentNonces, stxBalance } from '../../views.js';
 import { chainTip } from '../../../store/chain-tip.js';
 import * as ptx from '../../../store/principal-txs.js';
@@ -161,7 +161,7 @@ export const accountEndpoints = [
       checkUntil(q);
       const h = await listHeight(sql, q.until_block, q.unanchored);
       const { total, rows } = await ptx.principalAssetEvents(sql, params.principal, h, q);
-      return { limit: q.limit, offset: q.offset, total, results: rows.map((r) => r.api) };
+      return { limit: q.limit, offset: q.offset, total, results: rows.map((r) => addressAssetEventJson(r.api)) };
     },
   }),
   endpoint({
@@ -326,7 +326,7 @@ export const accountEndpoints = [
     errors: [400, 503],
     handler: async ({ params, query: q }, { sql }) => {
       const tip = await chainTip(sql);
-      const b = await stxBalance(sql, params.principal, tip?.block_height ?? 0, tip?.burn_block_height ?? 0, q.include_mempool);
+      const b = await stxBalance(sql, params.principal, tip?.block_height ?? 0, tip?.burn_block_height ?? 0, q.include_mempool, 'v2');
       const out: Record<string, unknown> = {
         balance: b.balance,
         total_miner_rewards_received: b.total_miner_rewards_received,

@@ -44,7 +44,7 @@ export const searchEndpoints = [
       const meta = q.include_metadata;
       if (HASH_TERM.test(term)) {
         const hash = (term.startsWith('0x') ? term : '0x' + term).toLowerCase();
-        const mined = await search.anyPlacedTx(sql, hash);
+        const mined = await search.anyPlacedTx(sql, hash, meta);
         if (mined) {
           return { found: true, result: { entity_id: hash, entity_type: 'tx_id', tx_data: minedTxData(mined), ...(meta ? { metadata: txJson(mined) } : {}) } };
         }
