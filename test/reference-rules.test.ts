@@ -414,7 +414,9 @@ describe('reference rules: estimated balance', () => {
     // block's index hash sorts first (the case where "canonical first" and the reference's index order disagree)
     let n = 0;
     while (hash('index', `twice-lose-${n}`) > hash('index', 'twice-win')) n++;
-    const win = variant(b2, 'twice-win', b1, txIds);
+    // the winner leaves out one tx, which is then mined only in the orphan
+    const orphanOnly = txIds[1];
+    const win = variant(b2, 'twice-win', b1, txIds.filter((t) => t !== orphanOnly));
     const lose = variant(b2, `twice-lose-${n}`, b1, txIds);
     const svc2 = await startTestService();
     try {
@@ -427,6 +429,11 @@ describe('reference rules: estimated balance', () => {
       const withMeta = await get(svc2, `/extended/v1/search/${tx}?include_metadata=true`);
       expect(withMeta.result.tx_data).toMatchObject({ canonical: true, block_hash: win.block_hash });
       expect(withMeta.result.metadata.block_hash).toBe(win.block_hash);
+      // mined only in the orphan: a tx (not canonical) without include_metadata; with it, only canonical placements
+      // count, and the tx is neither pending nor a block: not found
+      expect((await get(svc2, `/extended/v1/search/${orphanOnly}`)).result.tx_data).toMatchObject({ canonical: false, block_hash: lose.block_hash });
+      const res = await fetch(`${svc2.api}/extended/v1/search/${orphanOnly}?include_metadata=true`);
+      expect(res.status).toBe(404);
 
       const rosetta = async (block_identifier: Body) => {
         const res = await fetch(svc2.api + '/rosetta/v1/block', {
@@ -446,7 +453,7 @@ describe('reference rules: estimated balance', () => {
       expect((await rosetta({ index: 2, hash: lose.block_hash.slice(2) })).block_identifier.hash).toBe(lose.block_hash);
       const canonical = await rosetta({ index: 2 });
       expect(canonical.block_identifier).toEqual({ index: 2, hash: win.block_hash });
-      expect((canonical.transactions as Body[]).map((t) => t.transaction_identifier.hash)).toEqual(txIds);
+      expect((canonical.transactions as Body[]).map((t) => t.transaction_identifier.hash)).toEqual(txIds.filter((t) => t !== orphanOnly));
     } finally {
       await svc2.stop();
     }

@@ -8,15 +8,17 @@ import type { MempoolDbRow, TxDbRow } from '../api/serialize.js';
  * planner answers from the unique (tx_id, index_block_hash, microblock_hash) index, so the first placement in that
  * index's order, canonical or not (a tx mined in an orphaned fork block whose hash sorts lower is answered with
  * `canonical: false`). Hashes are lower-case hex of one length here, so text order is the reference's byte order.
- * With `include_metadata` the reference looks the tx up as /tx/{id} does instead: canonical first (`canonicalFirst`).
+ * With `include_metadata` the reference looks for a canonical placement only (unconfirmed microblock txs included):
+ * a tx mined only in orphaned blocks is then not a mined tx there, and is looked up in the mempool next.
  */
-export async function anyPlacedTx(sql: Sql, txId: string, canonicalFirst = false): Promise<TxDbRow | undefined> {
-  const order = canonicalFirst
-    ? sql`x.canonical DESC, x.microblock_canonical DESC, x.block_height DESC`
-    : sql`x.index_block_hash COLLATE "C", x.microblock_hash COLLATE "C"`;
-  const [row] = await sql<TxDbRow[]>`
-    SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x WHERE x.tx_id = ${txId}
-    ORDER BY ${order} LIMIT 1`;
+export async function anyPlacedTx(sql: Sql, txId: string, canonicalOnly = false): Promise<TxDbRow | undefined> {
+  const [row] = canonicalOnly
+    ? await sql<TxDbRow[]>`
+        SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x WHERE x.tx_id = ${txId} AND x.canonical AND x.microblock_canonical
+        ORDER BY x.block_height DESC LIMIT 1`
+    : await sql<TxDbRow[]>`
+        SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x WHERE x.tx_id = ${txId}
+        ORDER BY x.index_block_hash COLLATE "C", x.microblock_hash COLLATE "C" LIMIT 1`;
   return row;
 }
 
