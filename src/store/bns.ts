@@ -1,6 +1,7 @@
 // BNS v1 reads (sql/0050_bns.sql), as the reference's pg-store BNS queries at v8.13.6. A bns_names / bns_namespaces
 // row present is a canonical one; zonefiles and subdomains count through the canonical name rows that carry them.
 import type { Sql } from './connect.js';
+import { unconfirmedNftOwners } from './tokens.js';
 
 const BNS_NAME_ASSETS = ['SP000000000000000000002Q6VF78.bns::names', 'ST000000000000000000002AMW42H.bns::names'];
 
@@ -177,30 +178,35 @@ export async function namesOwnedBy(sql: Sql, address: string): Promise<{ subdoma
     WHERE s.fully_qualified_subdomain IN (
       SELECT fully_qualified_subdomain FROM (${canonicalSubdomains(sql)}) o WHERE o.owner = ${address})
     ORDER BY fqn`;
+  // The names whose bns::names NFT the address holds, read from NFT custody as the reference reads its nft_custody
+  // table (sql/0106: an owner written by a block that was orphaned since stays), with the unconfirmed microblock
+  // stream's owners over it (the reference's table takes them as they arrive); and the names it registered at height
+  // 1 (imports) unless custody names another owner (an NFT burnt, owner NULL, does not count, as there).
   const held = await sql<{ name: string }[]>`
-    WITH mine AS (
-      SELECT DISTINCT value_hex FROM events WHERE asset_identifier = ANY(${BNS_NAME_ASSETS}) AND recipient = ${address}
-    ), latest AS (
-      SELECT DISTINCT ON (e.value_hex) e.value_hex, e.recipient
-      FROM events e JOIN mine USING (value_hex)
-      WHERE e.asset_identifier = ANY(${BNS_NAME_ASSETS}) AND e.canonical AND e.microblock_canonical AND e.index_block_hash <> ''
-      ORDER BY e.value_hex, e.block_height DESC, e.tx_index DESC, e.event_index DESC
-    ), holder AS (
-      SELECT value_hex, recipient FROM latest
+    WITH mb AS MATERIALIZED (
+      SELECT * FROM (${unconfirmedNftOwners(sql)}) u WHERE u.asset_identifier = ANY(${BNS_NAME_ASSETS})
+    ), mine AS (
+      SELECT c.value_hex FROM nft_custody c
+      WHERE c.owner = ${address} AND c.asset_identifier = ANY(${BNS_NAME_ASSETS})
+        AND NOT EXISTS (SELECT 1 FROM mb WHERE mb.asset_identifier = c.asset_identifier AND mb.value_hex = c.value_hex)
+      UNION
+      SELECT value_hex FROM mb WHERE owner = ${address}
     )
     SELECT bns_utf8(v->>'name') || '.' || bns_utf8(v->>'namespace') AS name
-    FROM (SELECT bns_cv(value_hex) AS v FROM holder WHERE recipient = ${address}) d
+    FROM (SELECT bns_cv(value_hex) AS v FROM mine) d
     WHERE bns_utf8(v->>'name') IS NOT NULL AND bns_utf8(v->>'namespace') IS NOT NULL
     UNION
     SELECT n.name FROM bns_names n
     WHERE n.address = ${address} AND n.registered_at = 1
       AND NOT EXISTS (
         SELECT 1 FROM (
-          SELECT DISTINCT ON (e.value_hex) e.recipient FROM events e
-          WHERE e.asset_identifier = ANY(${BNS_NAME_ASSETS}) AND e.value_hex = bns_name_cv(split_part(n.name, '.', 1), split_part(n.name, '.', 2))
-            AND e.canonical AND e.microblock_canonical AND e.index_block_hash <> ''
-          ORDER BY e.value_hex, e.block_height DESC, e.tx_index DESC, e.event_index DESC
-        ) c WHERE c.recipient IS DISTINCT FROM ${address})`;
+          SELECT c.owner FROM nft_custody c
+          WHERE c.asset_identifier = ANY(${BNS_NAME_ASSETS})
+            AND c.value_hex = bns_name_cv(split_part(n.name, '.', 1), split_part(n.name, '.', 2))
+            AND NOT EXISTS (SELECT 1 FROM mb WHERE mb.asset_identifier = c.asset_identifier AND mb.value_hex = c.value_hex)
+          UNION ALL
+          SELECT owner FROM mb WHERE mb.value_hex = bns_name_cv(split_part(n.name, '.', 1), split_part(n.name, '.', 2))
+        ) c WHERE c.owner <> ${address})`;
   return { subdomains, names: held.map((r) => r.name) };
 }
 
