@@ -434,6 +434,8 @@ describe('reference rules: estimated balance', () => {
       expect((await get(svc2, `/extended/v1/search/${orphanOnly}`)).result.tx_data).toMatchObject({ canonical: false, block_hash: lose.block_hash });
       const res = await fetch(`${svc2.api}/extended/v1/search/${orphanOnly}?include_metadata=true`);
       expect(res.status).toBe(404);
+      // /tx/{id} looks among canonical placements, then the mempool: not found either
+      expect((await fetch(`${svc2.api}/extended/v1/tx/${orphanOnly}`)).status).toBe(404);
 
       const rosetta = async (block_identifier: Body) => {
         const res = await fetch(svc2.api + '/rosetta/v1/block', {
@@ -451,6 +453,18 @@ describe('reference rules: estimated balance', () => {
       expect(orphan.transactions).toEqual([]);
       // a hash wins over an index; the height alone is the canonical block, with its txs
       expect((await rosetta({ index: 2, hash: lose.block_hash.slice(2) })).block_identifier.hash).toBe(lose.block_hash);
+      // Rosetta's /block/transaction finds any placement (canonical first), whatever block the request names
+      const btx = await fetch(svc2.api + '/rosetta/v1/block/transaction', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          network_identifier: { blockchain: 'stacks', network: 'testnet' },
+          block_identifier: { index: 1 },
+          transaction_identifier: { hash: orphanOnly },
+        }),
+      });
+      expect(btx.status).toBe(200);
+      expect(((await btx.json()) as Body).transaction_identifier.hash).toBe(orphanOnly);
       const canonical = await rosetta({ index: 2 });
       expect(canonical.block_identifier).toEqual({ index: 2, hash: win.block_hash });
       expect((canonical.transactions as Body[]).map((t) => t.transaction_identifier.hash)).toEqual(txIds.filter((t) => t !== orphanOnly));

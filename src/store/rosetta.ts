@@ -72,12 +72,17 @@ export async function rosettaBlockTxs(sql: Sql, indexBlockHash: string): Promise
     ORDER BY x.microblock_sequence ASC, x.tx_index ASC`;
 }
 
-/** A mined tx by id (canonical, anchored), as /block/transaction finds it. */
+/**
+ * A mined tx by id as /block/transaction finds it (the reference's getTx without the unconfirmed stream): any
+ * placement up to the canonical tip's height, canonical first, so a tx mined only in an orphaned block is found too
+ * (with the operations of its own placement).
+ */
 export async function rosettaMinedTx(sql: Sql, txId: string): Promise<RosettaTxRow | undefined> {
   const [row] = await sql<RosettaTxRow[]>`
     SELECT ${sql.unsafe(TX_COLUMNS)}, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x
-    WHERE x.tx_id = ${txId} AND x.canonical AND x.microblock_canonical AND x.index_block_hash <> ''
-    ORDER BY x.block_height DESC LIMIT 1`;
+    WHERE x.tx_id = ${txId} AND x.index_block_hash <> ''
+      AND x.block_height <= (SELECT COALESCE(max(block_height), 0) FROM blocks WHERE canonical)
+    ORDER BY x.canonical DESC, x.microblock_canonical DESC, x.block_height DESC LIMIT 1`;
   return row;
 }
 

@@ -174,7 +174,9 @@ export const txEndpoints = [
         max,
         events: { limit: q.event_limit, offset: q.event_offset },
         excludeFunctionArgs: q.exclude_function_args,
-        includeNonCanonical: true,
+        // the reference's searchTx looks mined txs up among canonical placements only (getTxListDetails), so a tx
+        // mined only in orphaned blocks and not in the mempool is not found (its non-canonical fallback never fires)
+        includeNonCanonical: false,
       });
       return tx ?? notFound('could not find transaction by ID');
     },
