@@ -12,13 +12,12 @@ import type { MempoolDbRow, TxDbRow } from '../api/serialize.js';
  * a tx mined only in orphaned blocks is then not a mined tx there, and is looked up in the mempool next.
  */
 export async function anyPlacedTx(sql: Sql, txId: string, canonicalOnly = false): Promise<TxDbRow | undefined> {
-  const [row] = canonicalOnly
-    ? await sql<TxDbRow[]>`
-        SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x WHERE x.tx_id = ${txId} AND x.canonical AND x.microblock_canonical
-        ORDER BY x.block_height DESC LIMIT 1`
-    : await sql<TxDbRow[]>`
-        SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x WHERE x.tx_id = ${txId}
-        ORDER BY x.index_block_hash COLLATE "C", x.microblock_hash COLLATE "C" LIMIT 1`;
+  const [row] = await sql<TxDbRow[]>`
+    SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x WHERE x.tx_id = ${txId}
+    ${canonicalOnly
+      ? sql`AND x.canonical AND x.microblock_canonical ORDER BY x.block_height DESC`
+      : sql`ORDER BY x.index_block_hash COLLATE "C", x.microblock_hash COLLATE "C"`}
+    LIMIT 1`;
   return row;
 }
 

@@ -11,6 +11,7 @@
  * canonical block at the lock's stacks height.
  */
 import type { Sql } from './connect.js';
+import { burnHeightAt } from './addresses.js';
 
 export interface StxLockState {
   lock_tx_id: string;
@@ -37,6 +38,18 @@ interface LockRow {
   block_height: number;
   unlock_height: number;
   burn_block_height: number | null;
+}
+
+/** The state a lock row gives (burnchain_lock_height: the burn height of the canonical block at the lock's height). */
+function fromRow(r: LockRow, pox_version: number): StxLockState {
+  return {
+    lock_tx_id: r.tx_id,
+    locked: r.locked,
+    lock_height: Number(r.block_height),
+    burnchain_lock_height: r.burn_block_height === null ? 0 : Number(r.burn_block_height),
+    burnchain_unlock_height: Number(r.unlock_height),
+    pox_version,
+  };
 }
 
 type PoxLockRow = LockRow & { contract: string; name: string };
@@ -82,14 +95,6 @@ export async function stxLockState(sql: Sql, principal: string, height: number, 
   ]);
   const s = state[0];
   const past = (h: number | null | undefined) => h !== null && h !== undefined && burnHeight > Number(h);
-  const fromRow = (r: LockRow, pox_version: number): StxLockState => ({
-    lock_tx_id: r.tx_id,
-    locked: r.locked,
-    lock_height: Number(r.block_height),
-    burnchain_lock_height: r.burn_block_height === null ? 0 : Number(r.burn_block_height),
-    burnchain_unlock_height: Number(r.unlock_height),
-    pox_version,
-  });
 
   let out = UNLOCKED;
   if (!past(s?.pox_v1_unlock_height) && stxLock[0]) out = fromRow(stxLock[0], 1);
@@ -115,14 +120,5 @@ export async function stxLockState(sql: Sql, principal: string, height: number, 
 export async function stxLockStateV2(sql: Sql, principal: string, height: number, burnHeight: number): Promise<StxLockState> {
   const r = (await poxLockRows(sql, principal, height, burnHeight)).find((p) => p.contract === 'pox-4');
   if (!r || r.name === 'handle-unlock') return { ...UNLOCKED };
-  const [b] = await sql<{ burn_block_height: number }[]>`
-    SELECT burn_block_height FROM blocks WHERE canonical AND block_height = ${height} LIMIT 1`;
-  return {
-    lock_tx_id: r.tx_id,
-    locked: r.locked,
-    lock_height: Number(r.block_height),
-    burnchain_lock_height: b ? Number(b.burn_block_height) : 0,
-    burnchain_unlock_height: Number(r.unlock_height),
-    pox_version: 4,
-  };
+  return { ...fromRow(r, 4), burnchain_lock_height: (await burnHeightAt(sql, height)) ?? 0 };
 }
