@@ -2,7 +2,8 @@
  * The token tables of sql/0045_token_tables.sql, which the ingest keeps through the derived hook: ft_balances and
  * nft_totals (additive), nft_custody (the reference's rules, sql/0106: a block that becomes canonical writes its
  * newest event of each NFT it moves, an orphaned block takes nothing back); and the per-sender, per-type tx counts and
- * per-asset NFT mint counts of sql/0103_list_counts.sql (additive). After every fixture, after it is delivered again,
+ * per-asset NFT mint counts of sql/0103_list_counts.sql (additive); nft_owner_counts (sql/0107: custody rows per owner,
+ * kept by a trigger on custody). After every fixture, after it is delivered again,
  * and after every block of a generated chain with forks and microblock streams, each equals the same figure computed
  * from the canonical anchored history (custody on the generated chain: from the blocks' flips, by a model of the
  * reference's rules); the migration's backfill equals a fresh ingest (custody: where no NFT event was orphaned).
@@ -26,6 +27,8 @@ interface Tables {
   custody: string[];
   senders: string[];
   mints: string[];
+  /** nft_owner_counts (sql/0107): custody rows per owner and asset class */
+  owners: string[];
 }
 
 /** The maintained tables, as comparable lines (rows that net to nothing left out). */
@@ -43,7 +46,9 @@ async function maintained(sql: Sql): Promise<Tables> {
     SELECT concat_ws('|', sender_address, tx_type, n) AS l FROM sender_tx_counts WHERE n <> 0 ORDER BY 1`;
   const mints = await sql<{ l: string }[]>`
     SELECT concat_ws('|', asset_identifier, n) AS l FROM nft_mint_counts WHERE n <> 0 ORDER BY 1`;
-  return { ft: ft.map((r) => r.l), nftTotals: nftTotals.map((r) => r.l), custody: custody.map((r) => r.l), senders: senders.map((r) => r.l), mints: mints.map((r) => r.l) };
+  const owners = await sql<{ l: string }[]>`
+    SELECT concat_ws('|', owner, asset_identifier, n) AS l FROM nft_owner_counts ORDER BY 1`;
+  return { ft: ft.map((r) => r.l), nftTotals: nftTotals.map((r) => r.l), custody: custody.map((r) => r.l), senders: senders.map((r) => r.l), mints: mints.map((r) => r.l), owners: owners.map((r) => r.l) };
 }
 
 /** The same, computed from scratch over the canonical anchored events. */
@@ -86,10 +91,14 @@ async function recomputed(sql: Sql): Promise<Tables> {
     SELECT concat_ws('|', asset_identifier, count(*)) AS l FROM events
     WHERE canonical AND microblock_canonical AND index_block_hash <> '' AND event_type = 'non_fungible_token_asset' AND asset_event_type = 'mint'
     GROUP BY asset_identifier ORDER BY 1`;
-  return { ft: ft.map((r) => r.l), nftTotals: nftTotals.map((r) => r.l), custody: custody.map((r) => r.l), senders: senders.map((r) => r.l), mints: mints.map((r) => r.l) };
+  // the owner counts are a function of the custody table as it stands (whatever rules wrote it)
+  const owners = await sql<{ l: string }[]>`
+    SELECT concat_ws('|', owner, asset_identifier, count(*)) AS l FROM nft_custody WHERE owner IS NOT NULL
+    GROUP BY owner, asset_identifier ORDER BY 1`;
+  return { ft: ft.map((r) => r.l), nftTotals: nftTotals.map((r) => r.l), custody: custody.map((r) => r.l), senders: senders.map((r) => r.l), mints: mints.map((r) => r.l), owners: owners.map((r) => r.l) };
 }
 
-describe('token tables (ft_balances, nft_totals, nft_custody) and the list counts (sender_tx_counts, nft_mint_counts)', () => {
+describe('token tables (ft_balances, nft_totals, nft_custody, nft_owner_counts) and the list counts (sender_tx_counts, nft_mint_counts)', () => {
   let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase('sp_tokens');
@@ -109,6 +118,7 @@ describe('token tables (ft_balances, nft_totals, nft_custody) and the list count
     await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0103_list_counts.sql'), 'utf8'));
     // 0045 defines its first nft_custody_apply again: the later migration that replaces it, too
     await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0106_nft_custody_reference.sql'), 'utf8'));
+    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0107_read_counts.sql'), 'utf8'));
     return maintained(db.sql);
   }
 
@@ -185,6 +195,9 @@ describe('token tables (ft_balances, nft_totals, nft_custody) and the list count
     expect(orphaned.n).toBeGreaterThan(0);
     // the backfill rebuilds custody from the canonical events (it cannot know what orphaned blocks wrote)
     const truth = await recomputed(db.sql);
-    expect(await backfilled()).toEqual({ ...end, custody: truth.custody });
+    const back = await backfilled();
+    expect({ ...back, owners: [] }).toEqual({ ...end, custody: truth.custody, owners: [] });
+    expect(back.owners).toEqual((await recomputed(db.sql)).owners);
+    expect(end.owners.length).toBeGreaterThan(3);
   });
 });

@@ -55,9 +55,11 @@ export async function burnBlockPage(
   sql: Sql,
   q: { limit: number; offset: number },
 ): Promise<{ rows: BurnBlockDbRow[]; total: number }> {
+  // burn_block_ordinals (sql/0107) ranks the distinct canonical burn heights: the page starts at rank top - offset
   const heights = await sql<{ burn_block_height: number }[]>`
-    SELECT DISTINCT burn_block_height FROM blocks WHERE canonical
-    ORDER BY burn_block_height DESC LIMIT ${q.limit} OFFSET ${q.offset}`;
+    SELECT burn_block_height FROM burn_block_ordinals
+    WHERE ordinal <= (SELECT max(ordinal) FROM burn_block_ordinals) - ${q.offset}
+    ORDER BY ordinal DESC LIMIT ${q.limit}`;
   const rows = await burnBlockStats(sql, heights.map((h) => h.burn_block_height));
   if (!rows.length) return { rows, total: 0 };
   const tip = await chainTip(sql);

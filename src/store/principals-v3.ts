@@ -11,7 +11,7 @@
  * Identifiers compare byte-wise (COLLATE "C", indexes of sql/0080_v3_principal_pages.sql). Rows only.
  */
 import type { Sql } from './connect.js';
-import { unconfirmedNftOwners } from './tokens.js';
+import { heldCount, unconfirmedNftOwners } from './tokens.js';
 
 /** A page read from a position: `next` is the first row of the following page, `prev` the key `limit` rows back. */
 export interface KeysetPage<R, K> {
@@ -322,9 +322,7 @@ export async function nftHoldingPage(
     held(sql`AND (asset_identifier COLLATE "C", value_hex COLLATE "C") < (${first.asset_identifier}, ${first.value_hex})`, 'DESC', q.limit),
     sql<{ n: number }[]>`
       WITH mb AS (${unconfirmedNftOwners(sql)})
-      SELECT ((SELECT count(*) FROM nft_custody c WHERE c.owner = ${principal}
-          AND NOT EXISTS (SELECT 1 FROM mb WHERE mb.asset_identifier = c.asset_identifier AND mb.value_hex = c.value_hex))
-        + (SELECT count(*) FROM mb WHERE owner = ${principal}))::int AS n`,
+      SELECT ${heldCount(sql, principal)}::int AS n`,
   ]);
   return { rows: page, total: count.n, next: rows[q.limit] ?? null, prev: before[before.length - 1] ?? null };
 }

@@ -35,10 +35,24 @@ export function unconfirmedNftOwners(sql: Sql) {
 }
 
 /**
+ * How many NFTs `principal` holds (of `assets`, when given), as an SQL expression over the `mb` CTE
+ * (unconfirmedNftOwners) in scope: the maintained custody counts per owner and asset class (nft_owner_counts,
+ * sql/0107), less the principal's custody rows the unconfirmed stream overrides, plus the stream's rows that name it.
+ */
+export function heldCount(sql: Sql, principal: string, assets?: string[]) {
+  const only = (col: string) => (assets && assets.length ? sql`AND ${sql(col)} = ANY(${assets})` : sql``);
+  return sql`(
+    (SELECT COALESCE(sum(o.n), 0) FROM nft_owner_counts o WHERE o.owner = ${principal} ${only('o.asset_identifier')})
+    - (SELECT count(*) FROM mb JOIN nft_custody c ON c.asset_identifier = mb.asset_identifier AND c.value_hex = mb.value_hex
+       WHERE c.owner = ${principal} ${only('c.asset_identifier')})
+    + (SELECT count(*) FROM mb WHERE mb.owner = ${principal} ${only('mb.asset_identifier')}))`;
+}
+
+/**
  * The NFTs `principal` holds, newest acquisition first: nft_custody (canonical anchored chain), overridden by the
  * unconfirmed microblock stream's latest event for a key (the reference's custody table takes microblock events as
  * they arrive). A page reads the newest limit + offset custody rows in index order (nft_custody_owner) beside the
- * stream's few rows; `total` counts the principal's index entries, not their rows.
+ * stream's few rows; `total` comes from the maintained per-owner counts (heldCount).
  */
 export async function nftHoldings(sql: Sql, principal: string, assets: string[] | undefined, page: Page): Promise<HoldingRow[]> {
   const assetFilter = (col: string) =>
@@ -58,8 +72,7 @@ export async function nftHoldings(sql: Sql, principal: string, assets: string[] 
       FROM mb WHERE owner = ${principal} ${assetFilter('asset_identifier')}
     )
     SELECT asset_identifier, value_hex, block_height::int AS block_height, tx_id,
-      ((SELECT count(*) FROM nft_custody c WHERE c.owner = ${principal} ${assetFilter('c.asset_identifier')} AND ${notOverridden})
-        + (SELECT count(*) FROM mb WHERE owner = ${principal} ${assetFilter('asset_identifier')}))::int AS total
+      ${heldCount(sql, principal, assets)}::int AS total
     FROM held
     ORDER BY block_height DESC, microblock_sequence DESC, tx_index DESC, event_index DESC
     LIMIT ${page.limit} OFFSET ${page.offset}`;

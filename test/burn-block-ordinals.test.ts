@@ -1,0 +1,100 @@
+/**
+ * burn_block_ordinals (sql/0107): every burn height that carries a canonical Stacks block, ranked from the bottom, so
+ * /extended/v2/burn-blocks?offset=N seeks its page instead of walking N heights. After every fixture, after it is
+ * delivered again, and after every block of a generated chain with forks and microblock streams, the table equals the
+ * ranking computed from the blocks, and a page at every offset equals the one the plain DISTINCT … OFFSET query gives;
+ * the migration's backfill equals the ingest.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applied, testPipeline } from './helpers/pipeline.js';
+import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
+import { fixtureNames, readFixture } from './helpers/fixtures.js';
+import { createLogger } from '../src/logger.js';
+import { sqlDir } from '../src/store/migrate.js';
+import { burnBlockPage } from '../src/store/burn-blocks.js';
+import { ChainGenerator } from '../load/generate.js';
+import type { Sql } from '../src/store/connect.js';
+
+const log = createLogger('silent');
+
+async function maintained(sql: Sql): Promise<string[]> {
+  const rows = await sql<{ l: string }[]>`SELECT burn_block_height || '|' || ordinal AS l FROM burn_block_ordinals ORDER BY burn_block_height`;
+  return rows.map((r) => r.l);
+}
+
+/** The ranking, from the blocks (a dense rank over the distinct canonical burn heights, from 0). */
+async function recomputed(sql: Sql): Promise<string[]> {
+  const rows = await sql<{ l: string }[]>`
+    SELECT h || '|' || (dense_rank() OVER (ORDER BY h) - 1) AS l
+    FROM (SELECT burn_block_height AS h FROM blocks WHERE canonical) b
+    GROUP BY h ORDER BY h`;
+  return rows.map((r) => r.l);
+}
+
+/** Every page of `limit` heights at every offset up to one past the end, against the plain query. */
+async function pagesAgree(sql: Sql, limit: number): Promise<number> {
+  const [{ n }] = await sql<{ n: number }[]>`SELECT count(DISTINCT burn_block_height)::int AS n FROM blocks WHERE canonical`;
+  for (let offset = 0; offset <= n + 1; offset++) {
+    const plain = await sql<{ h: number }[]>`
+      SELECT DISTINCT burn_block_height::int AS h FROM blocks WHERE canonical
+      ORDER BY h DESC LIMIT ${limit} OFFSET ${offset}`;
+    const page = await burnBlockPage(sql, { limit, offset });
+    expect(page.rows.map((r) => Number(r.burn_block_height)), `offset ${offset}`).toEqual(plain.map((r) => r.h));
+  }
+  return n;
+}
+
+describe('burn_block_ordinals: the ranked canonical burn heights behind /extended/v2/burn-blocks?offset', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase('sp_burn_ordinals');
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  async function backfilled(): Promise<string[]> {
+    await db.sql`TRUNCATE burn_block_ordinals`;
+    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0107_read_counts.sql'), 'utf8'));
+    return maintained(db.sql);
+  }
+
+  for (const name of fixtureNames()) {
+    it(`${name}: equal to the blocks' ranking after a replay and a re-delivery; pages equal the plain query; the backfill equals the ingest`, async () => {
+      await emptyChainTables(db.sql);
+      const pipeline = testPipeline(db.sql, log);
+      const lines = readFixture(name);
+      for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
+      const once = await maintained(db.sql);
+      expect(once).toEqual(await recomputed(db.sql));
+      for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
+      expect(await maintained(db.sql)).toEqual(once);
+      await pagesAgree(db.sql, 7);
+      expect(await backfilled()).toEqual(once);
+    });
+  }
+
+  it('a generated chain with forks and microblock streams: equal after every block; pages agree at every offset', async () => {
+    await emptyChainTables(db.sql);
+    const pipeline = testPipeline(db.sql, log);
+    const gen = new ChainGenerator({ blocks: 60, txsPerBlock: 2, seed: 'burn-ordinals', forks: true, forkEvery: 5, forkDepth: 3, microblockEvery: 4 });
+    let blocks = 0;
+    for await (const m of gen.messages()) {
+      expect((await applied(pipeline, m.path, m.body)).status).toBe(200);
+      if (m.path !== '/new_block') continue;
+      blocks++;
+      expect(await maintained(db.sql), `after block message ${blocks}`).toEqual(await recomputed(db.sql));
+    }
+    expect(gen.summary().orphanedBlocks).toBeGreaterThan(0);
+    // a fork took heights out and put others in: the ranks above them had to move
+    const [{ n: orphanedHeights }] = await db.sql<{ n: number }[]>`
+      SELECT count(DISTINCT burn_block_height)::int AS n FROM blocks b
+      WHERE NOT canonical AND NOT EXISTS (SELECT 1 FROM blocks c WHERE c.canonical AND c.burn_block_height = b.burn_block_height)`;
+    expect(orphanedHeights).toBeGreaterThan(0);
+    expect(await pagesAgree(db.sql, 5)).toBeGreaterThan(40);
+    const end = await maintained(db.sql);
+    expect(await backfilled()).toEqual(end);
+  });
+});
