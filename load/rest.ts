@@ -362,6 +362,7 @@ async function fullSet(base: string, dbUrl: string | undefined, txIds: string[],
     { name: '/extended/v2/blocks/average-times', path: '/extended/v2/blocks/average-times', cached: false },
     { name: '/extended/v1/address/{busiest}/stx', path: `/extended/v1/address/${address}/stx`, cached: false },
     { name: '/extended/v1/address/{busiest}/mempool', path: `/extended/v1/address/${address}/mempool`, cached: false },
+    { name: '/extended/v1/address/{busiest}/stx_inbound', path: `/extended/v1/address/${address}/stx_inbound`, cached: false },
     { name: '/extended/v1/address/{busiest}/balances', path: `/extended/v1/address/${address}/balances`, cached: false },
     { name: '/extended/v2/addresses/{busiest}/balances/ft', path: `/extended/v2/addresses/${address}/balances/ft`, cached: false },
     { name: '/extended/v1/tokens/nft/holdings?principal={busiest}', path: `/extended/v1/tokens/nft/holdings?principal=${address}`, cached: false },
@@ -401,6 +402,14 @@ async function fullSet(base: string, dbUrl: string | undefined, txIds: string[],
           { name: '/extended/v1/contract/{id}', path: `/extended/v1/contract/${c.id}`, cached: false },
           { name: '/extended/v1/contract/{id}/events', path: `/extended/v1/contract/${c.id}/events?limit=20`, cached: false },
         );
+        // contracts by trait: a trait of that contract's first public function (every deploy of the same source has it)
+        const [abi] = await sql<{ f: { name: string; access: string; args: unknown[]; outputs: unknown } | null }[]>`
+          SELECT (contract_abi::jsonb -> 'functions' -> 0) AS f FROM txs
+          WHERE canonical AND smart_contract_contract_id = ${c.id} AND contract_abi IS NOT NULL LIMIT 1`;
+        if (abi?.f) {
+          const trait = JSON.stringify({ maps: [], functions: [abi.f], variables: [], fungible_tokens: [], non_fungible_tokens: [] });
+          list.push({ name: '/extended/v1/contract/by_trait?trait_abi={mid contract fn}', path: `/extended/v1/contract/by_trait?trait_abi=${encodeURIComponent(trait)}`, cached: false });
+        }
       }
       // the most held fungible token and NFT asset class: holders of a token, mints of a collection
       const [ft] = await sql<{ a: string }[]>`

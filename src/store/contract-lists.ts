@@ -10,6 +10,9 @@ import type { ContractRow } from './contracts.js';
  * leaves ties, which depends on the order the rows reach it: its table's storage order, i.e. the order the deploys
  * were stored. The same sort (same key, same LIMIT/OFFSET bound) is run here over the deploys in the order they were
  * stored (change sequence, then position in the block), so ties come out as the reference's do.
+ *
+ * The trait is checked once per distinct function list (contract_function_lists, sql/0108); the matching deploys'
+ * keys come from the md5 expression index in storage order, and only the page's rows are read whole.
  */
 export async function contractsByTrait(
   sql: Sql,
@@ -17,14 +20,21 @@ export async function contractsByTrait(
   page: { limit: number; offset: number },
 ): Promise<(ContractRow & { contract_id: string })[]> {
   return sql<(ContractRow & { contract_id: string })[]>`
-    WITH stored AS MATERIALIZED (
-      SELECT tx_id, canonical, block_height, contract_abi, api, smart_contract_contract_id AS contract_id FROM txs
-      WHERE contract_abi IS NOT NULL AND smart_contract_contract_id IS NOT NULL AND canonical AND microblock_canonical
-        AND ((contract_abi::jsonb) -> 'functions') @> ${sql.json(traitFunctions as never)}::jsonb
-      ORDER BY seq, microblock_sequence, tx_index
+    WITH lists AS (
+      SELECT functions_md5 FROM contract_function_lists WHERE functions @> ${sql.json(traitFunctions as never)}::jsonb
+    ), stored AS MATERIALIZED (
+      SELECT t.tx_id, t.index_block_hash, t.microblock_hash, t.block_height FROM txs t
+      WHERE md5(((t.contract_abi::jsonb) -> 'functions')::text) = ANY(ARRAY(SELECT functions_md5 FROM lists))
+        AND t.contract_abi IS NOT NULL AND t.smart_contract_contract_id IS NOT NULL AND t.canonical AND t.microblock_canonical
+      ORDER BY t.seq, t.microblock_sequence, t.tx_index
+    ), page AS (
+      SELECT p.*, row_number() OVER () AS i FROM (
+        SELECT * FROM stored ORDER BY block_height DESC LIMIT ${page.limit} OFFSET ${page.offset}
+      ) p
     )
-    SELECT * FROM stored ORDER BY block_height DESC
-    LIMIT ${page.limit} OFFSET ${page.offset}`;
+    SELECT x.tx_id, x.canonical, x.block_height, x.contract_abi, x.api, x.smart_contract_contract_id AS contract_id
+    FROM page JOIN txs x ON x.tx_id = page.tx_id AND x.index_block_hash = page.index_block_hash AND x.microblock_hash = page.microblock_hash
+    ORDER BY page.i`;
 }
 
 export interface ContractStatusRow {

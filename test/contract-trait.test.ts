@@ -1,0 +1,120 @@
+/**
+ * Contracts by trait (sql/0108): the trait is checked once per distinct deployed function list
+ * (contract_function_lists, kept by a trigger on txs) and the matching deploys come from an expression index. On every
+ * fixture and on a generated chain with forks (which deploys one template again and again), for traits made of each
+ * deployed function, of two functions, and of one no contract has, every page equals what the plain statement gives
+ * (the GIN containment over every canonical deploy, in storage order, sorted by height: the reference's tie order);
+ * the dictionary equals the distinct function lists of the stored deploys, after a re-delivery and after its backfill.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applied, testPipeline } from './helpers/pipeline.js';
+import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
+import { fixtureNames, readFixture } from './helpers/fixtures.js';
+import { createLogger } from '../src/logger.js';
+import { sqlDir } from '../src/store/migrate.js';
+import { contractsByTrait } from '../src/store/contract-lists.js';
+import { ChainGenerator } from '../load/generate.js';
+import type { Sql } from '../src/store/connect.js';
+
+const log = createLogger('silent');
+
+async function dictionary(sql: Sql): Promise<string[]> {
+  const rows = await sql<{ l: string }[]>`SELECT functions_md5 || '|' || functions::text AS l FROM contract_function_lists ORDER BY 1`;
+  return rows.map((r) => r.l);
+}
+
+async function dictionaryFromDeploys(sql: Sql): Promise<string[]> {
+  const rows = await sql<{ l: string }[]>`
+    SELECT DISTINCT md5(f::text) || '|' || f::text AS l
+    FROM (SELECT (contract_abi::jsonb) -> 'functions' AS f FROM txs
+          WHERE contract_abi IS NOT NULL AND smart_contract_contract_id IS NOT NULL) x
+    WHERE f IS NOT NULL ORDER BY 1`;
+  return rows.map((r) => r.l);
+}
+
+/** The statement by_trait ran before sql/0108: every canonical deploy rechecked, in storage order, sorted by height. */
+async function plain(sql: Sql, trait: unknown[], limit: number, offset: number): Promise<string[]> {
+  const rows = await sql<{ tx_id: string }[]>`
+    WITH stored AS MATERIALIZED (
+      SELECT tx_id, block_height FROM txs
+      WHERE contract_abi IS NOT NULL AND smart_contract_contract_id IS NOT NULL AND canonical AND microblock_canonical
+        AND ((contract_abi::jsonb) -> 'functions') @> ${sql.json(trait as never)}::jsonb
+      ORDER BY seq, microblock_sequence, tx_index
+    )
+    SELECT tx_id FROM stored ORDER BY block_height DESC LIMIT ${limit} OFFSET ${offset}`;
+  return rows.map((r) => r.tx_id);
+}
+
+/** Traits to ask for: each deployed function (as the route builds it), two together, and one nobody has. */
+async function traits(sql: Sql): Promise<unknown[][]> {
+  const fns = await sql<{ f: { name: string; access: string; args: { type: unknown }[]; outputs: unknown } }[]>`
+    SELECT DISTINCT ON ((f ->> 'name'), f::text) f
+    FROM (SELECT jsonb_array_elements((contract_abi::jsonb) -> 'functions') AS f FROM txs
+          WHERE contract_abi IS NOT NULL AND smart_contract_contract_id IS NOT NULL AND canonical) x
+    ORDER BY (f ->> 'name'), f::text LIMIT 40`;
+  const shaped = fns.map(({ f }) => ({ name: f.name, access: f.access, args: f.args.map((a) => ({ type: a.type })), outputs: f.outputs }));
+  const out: unknown[][] = shaped.map((f) => [f]);
+  if (shaped.length >= 2) out.push([shaped[0], shaped[shaped.length - 1]]);
+  out.push([{ name: 'no-such-function', access: 'public', args: [], outputs: { type: 'bool' } }]);
+  return out;
+}
+
+async function pagesAgree(sql: Sql): Promise<number> {
+  let matched = 0;
+  for (const trait of await traits(sql)) {
+    for (const [limit, offset] of [[20, 0], [3, 0], [3, 2], [50, 7]]) {
+      const got = (await contractsByTrait(sql, trait, { limit, offset })).map((r) => r.tx_id);
+      expect(got, `${JSON.stringify(trait).slice(0, 80)} limit ${limit} offset ${offset}`).toEqual(await plain(sql, trait, limit, offset));
+      matched += got.length;
+    }
+  }
+  return matched;
+}
+
+describe('contracts by trait: one containment check per distinct function list', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase('sp_contract_trait');
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  async function backfilled(): Promise<string[]> {
+    await db.sql`TRUNCATE contract_function_lists`;
+    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0108_contract_function_lists.sql'), 'utf8'));
+    return dictionary(db.sql);
+  }
+
+  for (const name of fixtureNames()) {
+    it(`${name}: every page equals the plain statement; the dictionary equals the deploys' lists, after a re-delivery and its backfill`, async () => {
+      await emptyChainTables(db.sql);
+      const pipeline = testPipeline(db.sql, log);
+      const lines = readFixture(name);
+      for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
+      const once = await dictionary(db.sql);
+      expect(once).toEqual(await dictionaryFromDeploys(db.sql));
+      for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
+      expect(await dictionary(db.sql)).toEqual(once);
+      await pagesAgree(db.sql);
+      expect(await backfilled()).toEqual(once);
+    });
+  }
+
+  it('a generated chain with forks: one template deployed many times, pages equal the plain statement', async () => {
+    await emptyChainTables(db.sql);
+    const pipeline = testPipeline(db.sql, log);
+    const gen = new ChainGenerator({ blocks: 80, txsPerBlock: 6, seed: 'trait', forks: true, forkEvery: 7, forkDepth: 2, microblockEvery: 4 });
+    for await (const m of gen.messages()) expect((await applied(pipeline, m.path, m.body)).status).toBe(200);
+    expect(gen.summary().orphanedBlocks).toBeGreaterThan(0);
+    const [{ deploys }] = await db.sql<{ deploys: number }[]>`
+      SELECT count(*)::int AS deploys FROM txs WHERE canonical AND contract_abi IS NOT NULL AND smart_contract_contract_id IS NOT NULL`;
+    expect(deploys).toBeGreaterThan(5);
+    // fewer lists than deploys: that is what the dictionary saves
+    expect((await dictionary(db.sql)).length).toBeLessThan(deploys);
+    expect(await dictionary(db.sql)).toEqual(await dictionaryFromDeploys(db.sql));
+    expect(await pagesAgree(db.sql)).toBeGreaterThan(20);
+  });
+});
