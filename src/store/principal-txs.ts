@@ -4,6 +4,7 @@
  * principal_tx_counts when the page is not cut at a height below the tip. Also the asset-event reads of an address
  * (v1 assets, stx_inbound, v2 per-tx event counts and events). Rows only.
  */
+import type postgres from 'postgres';
 import { unprepared, type Sql } from './connect.js';
 import { ABI_SUBQUERY } from './txs.js';
 import type { TxDbRow } from '../api/serialize.js';
@@ -194,48 +195,91 @@ export interface InboundRow {
   tx_index: number;
 }
 
-/** STX sent to the principal: token transfers, stx-transfer-memo events, send-many-memo bulk sends (v1 stx_inbound). */
+type Fragment = postgres.PendingQuery<postgres.Row[]>;
+
+/**
+ * The rows of the inbound-transfer arms (the reference's three, in its order: 1 bulk-send, an STX event followed by
+ * a send-many-memo print; 2 stx-transfer-memo, an STX event with a memo; 3 stx-transfer, a token-transfer tx) that
+ * satisfy `cond` (given the alias of the arm's event or tx row), canonical only. With `newest`, each arm only its
+ * `newest` rows of highest height, read in the order of its index (events_recipient_height, events_stx_memo_recipient
+ * of sql/0109, txs_list_recipient).
+ */
+function inboundArms(sql: Sql, principal: string, arms: number[], cond: (alias: string) => Fragment, newest?: number): Fragment {
+  const bound = (order: string) => (newest === undefined ? sql`` : sql`ORDER BY ${sql.unsafe(order)}.block_height DESC LIMIT ${newest}`);
+  const parts: Fragment[] = [];
+  if (arms.includes(1))
+    parts.push(sql`(
+      SELECT e.amount::text AS amount, l.value_hex AS memo, e.sender, e.block_height, e.tx_id, t.microblock_sequence,
+        e.tx_index, 'bulk-send' AS transfer_type, 1 AS arm, e.event_index
+      FROM events e
+      JOIN txs t USING (tx_id, index_block_hash, microblock_hash)
+      JOIN events l ON l.tx_id = e.tx_id AND l.index_block_hash = e.index_block_hash AND l.microblock_hash = e.microblock_hash
+        AND l.event_index = e.event_index + 1 AND l.event_type = 'smart_contract_log' AND l.contract_id = ANY(send_many_contracts())
+        AND l.canonical AND l.microblock_canonical
+      WHERE e.event_type = 'stx_asset' AND e.recipient = ${principal} AND e.canonical AND e.microblock_canonical AND ${cond('e')}
+      ${bound('e')})`);
+  if (arms.includes(2))
+    parts.push(sql`(
+      SELECT e.amount::text AS amount, e.api -> 'asset' ->> 'memo' AS memo, e.sender, e.block_height, e.tx_id,
+        t.microblock_sequence, e.tx_index, 'stx-transfer-memo' AS transfer_type, 2 AS arm, e.event_index
+      FROM events e JOIN txs t USING (tx_id, index_block_hash, microblock_hash)
+      WHERE e.event_type = 'stx_asset' AND e.recipient = ${principal} AND e.recipient IS NOT NULL AND e.canonical
+        AND e.microblock_canonical AND (e.api -> 'asset' ->> 'memo') IS NOT NULL AND ${cond('e')}
+      ${bound('e')})`);
+  if (arms.includes(3))
+    parts.push(sql`(
+      SELECT t.token_transfer_amount::text AS amount, t.api -> 'token_transfer' ->> 'memo' AS memo, t.sender_address AS sender,
+        t.block_height, t.tx_id, t.microblock_sequence, t.tx_index, 'stx-transfer' AS transfer_type, 3 AS arm, 0 AS event_index
+      FROM txs t
+      -- only token transfers have a recipient (src/chain/tx.ts): no tx_type condition, which would draw the type index in
+      WHERE t.canonical AND t.microblock_canonical AND t.token_transfer_recipient = ${principal}
+        AND t.token_transfer_recipient IS NOT NULL AND ${cond('t')}
+      ${bound('t')})`);
+  return parts.reduce((a, b) => sql`${a} UNION ALL ${b}`);
+}
+
+/**
+ * STX sent to the principal: token transfers, stx-transfer-memo events, send-many-memo bulk sends (v1 stx_inbound),
+ * newest first. `total` is the maintained count of its canonical anchored rows (stx_inbound_counts, sql/0109), less
+ * those above the requested height, plus the unconfirmed microblock stream's at or below it; 0 past the last page (the
+ * reference counts within the page's query). The page sorts only the rows at or above the lowest height among the
+ * newest limit + offset rows of each arm. Rows of one tx tie on the reference's sort key: they come in its arms' order
+ * (what its sort leaves for a small page, see test/reference-rules), then event order.
+ */
 export async function inboundTransfers(
   sql: Sql,
   principal: string,
-  sendMany: string[],
   q: { maxHeight?: number; atHeight?: number; limit: number; offset: number },
 ): Promise<{ total: number; rows: InboundRow[] }> {
-  const heightCond = q.atHeight !== undefined ? sql`block_height = ${q.atHeight}` : sql`block_height <= ${q.maxHeight ?? 0}`;
-  // No tie-break, as the reference: a token transfer and its memo event tie, and the reference's sort leaves tied rows
-  // in an order that depends on the order they reach it: its three arms in this order, each in storage (insertion)
-  // order. The same sort (same keys, same LIMIT/OFFSET bound) runs here over the rows in that order (materialized
-  // with that order first), so ties come out as they do there.
-  const rows = await sql<(InboundRow & { total: number })[]>`
-    WITH arms AS MATERIALIZED (
-      SELECT * FROM (
-        SELECT e.amount::text AS amount, l.value_hex AS memo, e.sender, e.block_height,
-          e.tx_id, t.microblock_sequence, e.tx_index, 'bulk-send' AS transfer_type, 1 AS arm, t.seq, e.event_index
-        FROM events e
-        JOIN txs t USING (tx_id, index_block_hash, microblock_hash)
-        JOIN events l ON l.tx_id = e.tx_id AND l.index_block_hash = e.index_block_hash AND l.microblock_hash = e.microblock_hash
-          AND l.event_index = e.event_index + 1 AND l.event_type = 'smart_contract_log' AND l.contract_id = ANY(${sendMany})
-          AND l.canonical AND l.microblock_canonical
-        WHERE e.event_type = 'stx_asset' AND e.recipient = ${principal} AND e.canonical AND e.microblock_canonical
-        UNION ALL
-        SELECT e.amount::text, e.api -> 'asset' ->> 'memo', e.sender, e.block_height, e.tx_id, t.microblock_sequence,
-          e.tx_index, 'stx-transfer-memo', 2, t.seq, e.event_index
-        FROM events e JOIN txs t USING (tx_id, index_block_hash, microblock_hash)
-        WHERE e.event_type = 'stx_asset' AND e.recipient = ${principal} AND e.canonical AND e.microblock_canonical
-          AND e.api -> 'asset' ->> 'memo' IS NOT NULL
-        UNION ALL
-        SELECT token_transfer_amount::text, api -> 'token_transfer' ->> 'memo', sender_address, block_height, tx_id,
-          microblock_sequence, tx_index, 'stx-transfer', 3, seq, 0
-        FROM txs
-        WHERE canonical AND microblock_canonical AND tx_type = 'token_transfer' AND token_transfer_recipient = ${principal}
-      ) transfers
-      WHERE ${heightCond}
-      ORDER BY arm, seq, microblock_sequence, tx_index, event_index
+  const within = (a: string) =>
+    q.atHeight !== undefined ? sql`${sql(`${a}.block_height`)} = ${q.atHeight}` : sql`${sql(`${a}.block_height`)} <= ${q.maxHeight ?? 0}`;
+  // arm 1 (bulk sends: rare) walks the principal's every event: skipped when it has none, anchored or not
+  const [counts] = await sql<{ anchored: string; bulk: boolean }[]>`
+    SELECT COALESCE(sum(n), 0)::text AS anchored,
+      (COALESCE(sum(n) FILTER (WHERE arm = 1), 0) > 0
+        OR EXISTS (SELECT 1 FROM events u WHERE u.recipient = ${principal} AND u.index_block_hash = ''
+          AND u.event_type = 'stx_asset' AND u.canonical AND u.microblock_canonical)) AS bulk
+    FROM stx_inbound_counts WHERE recipient = ${principal}`;
+  const arms = counts.bulk ? [1, 2, 3] : [2, 3];
+  const keep = q.limit + q.offset;
+  const rows = await sql<InboundRow[]>`
+    WITH newest AS (
+      SELECT block_height FROM (${inboundArms(sql, principal, arms, within, keep)}) a
+      ORDER BY block_height DESC LIMIT ${keep}
     )
-    SELECT amount, memo, sender, block_height, tx_id, microblock_sequence, tx_index, transfer_type,
-      (count(*) OVER())::int AS total
-    FROM arms
-    ORDER BY block_height DESC, microblock_sequence DESC, tx_index DESC
+    SELECT amount, memo, sender, block_height, tx_id, microblock_sequence, tx_index, transfer_type
+    FROM (${inboundArms(sql, principal, arms, (a) => sql`${within(a)} AND ${sql(`${a}.block_height`)} >= (SELECT min(block_height) FROM newest)`)}) a
+    ORDER BY block_height DESC, microblock_sequence DESC, tx_index DESC, arm, event_index
     LIMIT ${q.limit} OFFSET ${q.offset}`;
-  return { total: rows[0]?.total ?? 0, rows };
+  if (!rows.length) return { total: 0, rows };
+  const count = (cond: (a: string) => Fragment) => sql`(SELECT count(*) FROM (${inboundArms(sql, principal, arms, cond)}) c)`;
+  const [{ total }] = await sql<{ total: number }[]>`
+    SELECT (${
+      q.atHeight !== undefined
+        ? count(within)
+        : sql`${counts.anchored}::bigint
+          - ${count((a) => sql`${sql(`${a}.block_height`)} > ${q.maxHeight ?? 0} AND ${sql(`${a}.index_block_hash`)} <> ''`)}
+          + ${count((a) => sql`${within(a)} AND ${sql(`${a}.index_block_hash`)} = ''`)}`
+    })::int AS total`;
+  return { total, rows };
 }

@@ -30,8 +30,6 @@ import * as nonces from '../../../store/nonces.js';
 import type { Sql } from '../../../store/connect.js';
 
 /** The reference's send-many-memo contracts (its .env defaults), mainnet and testnet. */
-const SEND_MANY_CONTRACTS = ['SP3FBR2AGK5H9QBDH3EEN6DF8EK8JY7RX8QJ5SVTE.send-many-memo', 'ST3F1X4QGV2SM8XD96X45M6RTQXKA1PZJZZCQAB4B.send-many-memo'];
-
 /** `until_block` as the reference reads it: a `0x` block hash, else a base-10 height ≥ 1 (parseInt's reading). */
 const UntilBlock = z
   .string()
@@ -179,7 +177,7 @@ export const accountEndpoints = [
     handler: async ({ params, query: q }, { sql }) => {
       checkUntil(q);
       const sel = q.height ? { atHeight: q.height } : { maxHeight: await listHeight(sql, q.until_block, q.unanchored) };
-      const { total, rows } = await ptx.inboundTransfers(sql, params.principal, SEND_MANY_CONTRACTS, { ...sel, limit: q.limit, offset: q.offset });
+      const { total, rows } = await ptx.inboundTransfers(sql, params.principal, { ...sel, limit: q.limit, offset: q.offset });
       return {
         results: rows.map((r) => ({
           sender: r.sender,
