@@ -243,8 +243,9 @@ function inboundArms(sql: Sql, principal: string, arms: number[], cond: (alias: 
  * newest first. `total` is the maintained count of its canonical anchored rows (stx_inbound_counts, sql/0109), less
  * those above the requested height, plus the unconfirmed microblock stream's at or below it; 0 past the last page (the
  * reference counts within the page's query). The page sorts only the rows at or above the lowest height among the
- * newest limit + offset rows of each arm. Rows of one tx tie on the reference's sort key: they come in its arms' order
- * (what its sort leaves for a small page, see test/reference-rules), then event order.
+ * newest limit + offset rows of each arm. Rows of one tx tie on the reference's sort key: they come here in its arms'
+ * order, then event order (its own order for them follows where its rows sit on disk, which nothing here can know; the
+ * conformance suite compares them as a set).
  */
 export async function inboundTransfers(
   sql: Sql,
