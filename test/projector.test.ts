@@ -156,3 +156,32 @@ describe('a message the projector cannot apply', () => {
   }, 120_000);
 });
 
+
+describe('the mempool table is vacuumed where nothing else does it', () => {
+  it('with autovacuum off, a VACUUM of mempool_txs every vacuumEvery applied messages (and none with it on)', async () => {
+    const db = await createTestDatabase('sp_projector_vacuum');
+    try {
+      const [{ off }] = await db.sql<{ off: boolean }[]>`SELECT current_setting('autovacuum') = 'off' AS off`;
+      const vacuums = async () => {
+        const [r] = await db.sql<{ n: number }[]>`
+          SELECT vacuum_count::int AS n FROM pg_stat_user_tables WHERE relname = 'mempool_txs'`;
+        return r.n;
+      };
+      const before = await vacuums();
+      const pipeline = testPipeline(db.sql, quiet, { projector: { maxBatch: 20, vacuumEvery: 40 } });
+      const stats = await importEvents(path.join(FIXTURES_DIR, 'events', 'epoch-3-transition.tsv'), pipeline, quiet);
+      expect(stats.messages).toBeGreaterThan(200);
+      // the VACUUM runs in the background: wait for the statistics to show it
+      let after = before;
+      for (let i = 0; i < 50 && after === before; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        after = await vacuums();
+        if (!off) break;
+      }
+      if (off) expect(after).toBeGreaterThan(before);
+      else expect(after).toBe(before);
+    } finally {
+      await db.drop();
+    }
+  });
+});
