@@ -254,12 +254,12 @@ export async function inboundTransfers(
 ): Promise<{ total: number; rows: InboundRow[] }> {
   const within = (a: string) =>
     q.atHeight !== undefined ? sql`${sql(`${a}.block_height`)} = ${q.atHeight}` : sql`${sql(`${a}.block_height`)} <= ${q.maxHeight ?? 0}`;
-  // arm 1 (bulk sends: rare) walks the principal's every event: skipped when it has none, anchored or not
+  // arm 1 (bulk sends: rare) walks the principal's every event: skipped when it has none, anchored (the maintained
+  // count) or in the unconfirmed stream
   const [counts] = await sql<{ anchored: string; bulk: boolean }[]>`
     SELECT COALESCE(sum(n), 0)::text AS anchored,
       (COALESCE(sum(n) FILTER (WHERE arm = 1), 0) > 0
-        OR EXISTS (SELECT 1 FROM events u WHERE u.recipient = ${principal} AND u.index_block_hash = ''
-          AND u.event_type = 'stx_asset' AND u.canonical AND u.microblock_canonical)) AS bulk
+        OR EXISTS (${inboundArms(sql, principal, [1], (a) => sql`${sql(`${a}.index_block_hash`)} = ''`)})) AS bulk
     FROM stx_inbound_counts WHERE recipient = ${principal}`;
   const arms = counts.bulk ? [1, 2, 3] : [2, 3];
   const keep = q.limit + q.offset;

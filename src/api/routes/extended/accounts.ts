@@ -29,7 +29,6 @@ import * as ptx from '../../../store/principal-txs.js';
 import * as nonces from '../../../store/nonces.js';
 import type { Sql } from '../../../store/connect.js';
 
-/** The reference's send-many-memo contracts (its .env defaults), mainnet and testnet. */
 /** `until_block` as the reference reads it: a `0x` block hash, else a base-10 height ≥ 1 (parseInt's reading). */
 const UntilBlock = z
   .string()
