@@ -23,9 +23,14 @@ export async function contractsByTrait(
     WITH lists AS (
       SELECT functions_md5 FROM contract_function_lists WHERE functions @> ${sql.json(traitFunctions as never)}::jsonb
     ), stored AS MATERIALIZED (
-      SELECT t.tx_id, t.index_block_hash, t.microblock_hash, t.block_height FROM txs t
-      WHERE md5(((t.contract_abi::jsonb) -> 'functions')::text) = ANY(ARRAY(SELECT functions_md5 FROM lists))
-        AND t.contract_abi IS NOT NULL AND t.smart_contract_contract_id IS NOT NULL AND t.canonical AND t.microblock_canonical
+      -- per list, an equality on the md5 index (given the list set as an array, the planner scanned the GIN index's
+      -- whole partial range instead and recomputed the md5 of every deploy: 690 vs 150 ms at 20,000 deploys)
+      SELECT t.tx_id, t.index_block_hash, t.microblock_hash, t.block_height FROM lists l CROSS JOIN LATERAL (
+        SELECT t.tx_id, t.index_block_hash, t.microblock_hash, t.block_height, t.seq, t.microblock_sequence, t.tx_index
+        FROM txs t
+        WHERE md5(((t.contract_abi::jsonb) -> 'functions')::text) = l.functions_md5
+          AND t.contract_abi IS NOT NULL AND t.smart_contract_contract_id IS NOT NULL AND t.canonical AND t.microblock_canonical
+      ) t
       ORDER BY t.seq, t.microblock_sequence, t.tx_index
     ), page AS (
       SELECT p.*, row_number() OVER () AS i FROM (
