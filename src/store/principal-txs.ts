@@ -206,13 +206,16 @@ type Fragment = postgres.PendingQuery<postgres.Row[]>;
  */
 function inboundArms(sql: Sql, principal: string, arms: number[], cond: (alias: string) => Fragment, newest?: number): Fragment {
   const bound = (order: string) => (newest === undefined ? sql`` : sql`ORDER BY ${sql.unsafe(order)}.block_height DESC LIMIT ${newest}`);
+  // the heights alone (`newest`): no tx row joined, so the event arms read their index in order and stop at `newest`
+  // (joined first, the planner fetched every row of a busy principal: 370 ms for 18,000 memo events)
+  const heightsOnly = newest !== undefined;
   const parts: Fragment[] = [];
   if (arms.includes(1))
     parts.push(sql`(
-      SELECT e.amount::text AS amount, l.value_hex AS memo, e.sender, e.block_height, e.tx_id, t.microblock_sequence,
-        e.tx_index, 'bulk-send' AS transfer_type, 1 AS arm, e.event_index
+      SELECT ${heightsOnly ? sql`e.block_height` : sql`e.amount::text AS amount, l.value_hex AS memo, e.sender, e.block_height, e.tx_id, t.microblock_sequence,
+        e.tx_index, 'bulk-send' AS transfer_type, 1 AS arm, e.event_index`}
       FROM events e
-      JOIN txs t USING (tx_id, index_block_hash, microblock_hash)
+      ${heightsOnly ? sql`` : sql`JOIN txs t USING (tx_id, index_block_hash, microblock_hash)`}
       JOIN events l ON l.tx_id = e.tx_id AND l.index_block_hash = e.index_block_hash AND l.microblock_hash = e.microblock_hash
         AND l.event_index = e.event_index + 1 AND l.event_type = 'smart_contract_log' AND l.contract_id = ANY(send_many_contracts())
         AND l.canonical AND l.microblock_canonical
@@ -220,16 +223,16 @@ function inboundArms(sql: Sql, principal: string, arms: number[], cond: (alias: 
       ${bound('e')})`);
   if (arms.includes(2))
     parts.push(sql`(
-      SELECT e.amount::text AS amount, e.api -> 'asset' ->> 'memo' AS memo, e.sender, e.block_height, e.tx_id,
-        t.microblock_sequence, e.tx_index, 'stx-transfer-memo' AS transfer_type, 2 AS arm, e.event_index
-      FROM events e JOIN txs t USING (tx_id, index_block_hash, microblock_hash)
+      SELECT ${heightsOnly ? sql`e.block_height` : sql`e.amount::text AS amount, e.api -> 'asset' ->> 'memo' AS memo, e.sender, e.block_height, e.tx_id,
+        t.microblock_sequence, e.tx_index, 'stx-transfer-memo' AS transfer_type, 2 AS arm, e.event_index`}
+      FROM events e ${heightsOnly ? sql`` : sql`JOIN txs t USING (tx_id, index_block_hash, microblock_hash)`}
       WHERE e.event_type = 'stx_asset' AND e.recipient = ${principal} AND e.recipient IS NOT NULL AND e.canonical
         AND e.microblock_canonical AND (e.api -> 'asset' ->> 'memo') IS NOT NULL AND ${cond('e')}
       ${bound('e')})`);
   if (arms.includes(3))
     parts.push(sql`(
-      SELECT t.token_transfer_amount::text AS amount, t.api -> 'token_transfer' ->> 'memo' AS memo, t.sender_address AS sender,
-        t.block_height, t.tx_id, t.microblock_sequence, t.tx_index, 'stx-transfer' AS transfer_type, 3 AS arm, 0 AS event_index
+      SELECT ${heightsOnly ? sql`t.block_height` : sql`t.token_transfer_amount::text AS amount, t.api -> 'token_transfer' ->> 'memo' AS memo, t.sender_address AS sender,
+        t.block_height, t.tx_id, t.microblock_sequence, t.tx_index, 'stx-transfer' AS transfer_type, 3 AS arm, 0 AS event_index`}
       FROM txs t
       -- only token transfers have a recipient (src/chain/tx.ts): no tx_type condition, which would draw the type index in
       WHERE t.canonical AND t.microblock_canonical AND t.token_transfer_recipient = ${principal}
