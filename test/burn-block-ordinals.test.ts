@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applied, testPipeline } from './helpers/pipeline.js';
+import { applied, readAfterReplayTwice, testPipeline } from './helpers/pipeline.js';
 import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
 import { createLogger } from '../src/logger.js';
@@ -63,14 +63,8 @@ describe('burn_block_ordinals: the ranked canonical burn heights behind /extende
 
   for (const name of fixtureNames()) {
     it(`${name}: equal to the blocks' ranking after a replay and a re-delivery; pages equal the plain query; the backfill equals the ingest`, async () => {
-      await emptyChainTables(db.sql);
-      const pipeline = testPipeline(db.sql, log);
-      const lines = readFixture(name);
-      for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
-      const once = await maintained(db.sql);
+      const once = await readAfterReplayTwice(db.sql, log, readFixture(name), () => emptyChainTables(db.sql), () => maintained(db.sql));
       expect(once).toEqual(await recomputed(db.sql));
-      for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
-      expect(await maintained(db.sql)).toEqual(once);
       await pagesAgree(db.sql, 7);
       expect(await backfilled()).toEqual(once);
     });

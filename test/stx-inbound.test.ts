@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applied, testPipeline } from './helpers/pipeline.js';
+import { applied, readAfterReplayTwice, testPipeline } from './helpers/pipeline.js';
 import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
 import { createLogger } from '../src/logger.js';
@@ -145,14 +145,8 @@ describe('stx_inbound: maintained counts and bounded pages', () => {
 
   for (const name of fixtureNames()) {
     it(`${name}: pages and totals equal the plain statement; counts equal the history, after a re-delivery and their backfill`, async () => {
-      await emptyChainTables(db.sql);
-      const pipeline = testPipeline(db.sql, log);
-      const lines = readFixture(name);
-      for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
-      const once = await countsNow(db.sql);
+      const once = await readAfterReplayTwice(db.sql, log, readFixture(name), () => emptyChainTables(db.sql), () => countsNow(db.sql));
       expect(once).toEqual(await countsFromHistory(db.sql));
-      for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
-      expect(await countsNow(db.sql)).toEqual(once);
       await pagesAgree(db.sql);
       expect(await backfilled()).toEqual(once);
     });
