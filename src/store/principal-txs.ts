@@ -9,6 +9,8 @@ import { unprepared, type Sql } from './connect.js';
 import { ABI_SUBQUERY } from './txs.js';
 import type { TxDbRow } from '../api/serialize.js';
 
+type Fragment = postgres.PendingQuery<postgres.Row[]>;
+
 /** Which of the reference's sets: v1 /transactions (principal_stx_txs), v1 with_transfers, v2 transactions. */
 export type PrincipalTxSet = 'stx' | 'transfers' | 'all';
 /** Which rows of principal_txs belong to each set (the roles bits of sql/0040_principal_txs.sql). */
@@ -166,23 +168,62 @@ export async function principalTxEvents(
   return { total: rows[0]?.total ?? 0, rows };
 }
 
-/** The principal's asset events (STX lock, STX, FT, NFT) up to a height, newest first (v1 /assets). */
+/**
+ * The arms of a principal's asset events (the reference's: an STX, FT or NFT event it sent, one it received from
+ * another principal, an STX lock of its address), canonical only, that satisfy `cond` (given the event row's alias).
+ * With `newest`, each arm only its `newest` rows of highest height, read in the order of its index
+ * (events_sender_height, events_recipient_height, events_locked_height of sql/0010); without `rows`, heights only.
+ */
+function assetArms(sql: Sql, principal: string, cond: (alias: string) => Fragment, opts: { newest?: number; rows: boolean }): Fragment {
+  const { newest } = opts;
+  const cols = opts.rows ? sql`e.api, e.block_height, e.tx_id, e.index_block_hash, e.microblock_hash, e.tx_index, e.event_index` : sql`e.block_height`;
+  const bound = newest === undefined ? sql`` : sql`ORDER BY e.block_height DESC LIMIT ${newest}`;
+  const assets = sql`e.event_type IN ('stx_asset', 'fungible_token_asset', 'non_fungible_token_asset')`;
+  return sql`
+    (SELECT ${cols} FROM events e
+     WHERE e.sender = ${principal} AND e.sender IS NOT NULL AND e.canonical AND e.microblock_canonical AND ${assets} AND ${cond('e')}
+     ${bound})
+    UNION ALL
+    (SELECT ${cols} FROM events e
+     WHERE e.recipient = ${principal} AND e.recipient IS NOT NULL AND e.canonical AND e.microblock_canonical AND ${assets}
+       AND e.sender IS DISTINCT FROM ${principal} AND ${cond('e')}
+     ${bound})
+    UNION ALL
+    (SELECT ${cols} FROM events e
+     WHERE e.locked_address = ${principal} AND e.locked_address IS NOT NULL AND e.canonical AND e.microblock_canonical
+       AND e.event_type = 'stx_lock' AND ${cond('e')}
+     ${bound})`;
+}
+
+/**
+ * The principal's asset events (STX lock, STX, FT, NFT) up to a height, newest first (v1 /assets). `total` is the
+ * maintained count of its canonical anchored events (asset_event_counts, sql/0110), less those above the height, plus
+ * the unconfirmed microblock stream's at or below it; 0 past the last page (the reference counts within the page's
+ * query). The page sorts only the events at or above the lowest height among each arm's newest limit + offset.
+ */
 export async function principalAssetEvents(
   sql: Sql,
   principal: string,
   maxHeight: number,
   page: { limit: number; offset: number },
 ): Promise<{ total: number; rows: { api: unknown }[] }> {
-  const rows = await sql<{ api: unknown; total: number }[]>`
-    SELECT e.api, (count(*) OVER())::int AS total
-    FROM events e JOIN txs t USING (tx_id, index_block_hash, microblock_hash)
-    WHERE e.canonical AND e.microblock_canonical AND e.block_height <= ${maxHeight}
-      AND ((e.event_type IN ('stx_asset', 'fungible_token_asset', 'non_fungible_token_asset')
-            AND (e.sender = ${principal} OR e.recipient = ${principal}))
-        OR (e.event_type = 'stx_lock' AND e.locked_address = ${principal}))
-    ORDER BY e.block_height DESC, t.microblock_sequence DESC, e.tx_index DESC, e.event_index DESC
+  const keep = page.limit + page.offset;
+  const upTo = (a: string) => sql`${sql(`${a}.block_height`)} <= ${maxHeight}`;
+  const rows = await sql<{ api: unknown }[]>`
+    WITH newest AS (
+      SELECT block_height FROM (${assetArms(sql, principal, upTo, { newest: keep, rows: false })}) a ORDER BY block_height DESC LIMIT ${keep}
+    )
+    SELECT a.api FROM (${assetArms(sql, principal, (x) => sql`${upTo(x)} AND ${sql(`${x}.block_height`)} >= (SELECT min(block_height) FROM newest)`, { rows: true })}) a
+    JOIN txs t USING (tx_id, index_block_hash, microblock_hash)
+    ORDER BY a.block_height DESC, t.microblock_sequence DESC, a.tx_index DESC, a.event_index DESC
     LIMIT ${page.limit} OFFSET ${page.offset}`;
-  return { total: rows[0]?.total ?? 0, rows };
+  if (!rows.length) return { total: 0, rows };
+  const count = (cond: (a: string) => Fragment) => sql`(SELECT count(*) FROM (${assetArms(sql, principal, cond, { rows: false })}) c)`;
+  const [{ total }] = await sql<{ total: number }[]>`
+    SELECT (COALESCE((SELECT n FROM asset_event_counts WHERE principal = ${principal}), 0)
+      - ${count((a) => sql`${sql(`${a}.block_height`)} > ${maxHeight} AND ${sql(`${a}.index_block_hash`)} <> ''`)}
+      + ${count((a) => sql`${upTo(a)} AND ${sql(`${a}.index_block_hash`)} = ''`)})::int AS total`;
+  return { total, rows };
 }
 
 export interface InboundRow {
@@ -194,8 +235,6 @@ export interface InboundRow {
   transfer_type: 'bulk-send' | 'stx-transfer' | 'stx-transfer-memo';
   tx_index: number;
 }
-
-type Fragment = postgres.PendingQuery<postgres.Row[]>;
 
 /**
  * The rows of the inbound-transfer arms (the reference's three, in its order: 1 bulk-send, an STX event followed by
