@@ -3,7 +3,7 @@
  * nft_totals (additive), nft_custody (the reference's rules, sql/0106: a block that becomes canonical writes its
  * newest event of each NFT it moves, an orphaned block takes nothing back); and the per-sender, per-type tx counts and
  * per-asset NFT mint counts of sql/0103_list_counts.sql (additive); nft_owner_counts (sql/0107: custody rows per owner,
- * kept by a trigger on custody). After every fixture, after it is delivered again,
+ * kept by a trigger on custody); ft_principal_counts and ft_token_totals (sql/0112, kept by a trigger on ft_balances). After every fixture, after it is delivered again,
  * and after every block of a generated chain with forks and microblock streams, each equals the same figure computed
  * from the canonical anchored history (custody on the generated chain: from the blocks' flips, by a model of the
  * reference's rules); the migration's backfill equals a fresh ingest (custody: where no NFT event was orphaned).
@@ -29,6 +29,8 @@ interface Tables {
   mints: string[];
   /** nft_owner_counts (sql/0107): custody rows per owner and asset class */
   owners: string[];
+  /** ft_principal_counts and ft_token_totals (sql/0112): positive balances per principal, rows and supply per token */
+  ftCounts: string[];
 }
 
 /** The maintained tables, as comparable lines (rows that net to nothing left out). */
@@ -48,7 +50,13 @@ async function maintained(sql: Sql): Promise<Tables> {
     SELECT concat_ws('|', asset_identifier, n) AS l FROM nft_mint_counts WHERE n <> 0 ORDER BY 1`;
   const owners = await sql<{ l: string }[]>`
     SELECT concat_ws('|', owner, asset_identifier, n) AS l FROM nft_owner_counts ORDER BY 1`;
-  return { ft: ft.map((r) => r.l), nftTotals: nftTotals.map((r) => r.l), custody: custody.map((r) => r.l), senders: senders.map((r) => r.l), mints: mints.map((r) => r.l), owners: owners.map((r) => r.l) };
+  const ftCounts = await sql<{ l: string }[]>`
+    SELECT l FROM (
+      SELECT concat_ws('|', 'principal', principal, positive) AS l FROM ft_principal_counts
+      UNION ALL
+      SELECT concat_ws('|', 'token', asset_identifier, holders, supply) FROM ft_token_totals
+    ) x ORDER BY 1`;
+  return { ft: ft.map((r) => r.l), nftTotals: nftTotals.map((r) => r.l), custody: custody.map((r) => r.l), senders: senders.map((r) => r.l), mints: mints.map((r) => r.l), owners: owners.map((r) => r.l), ftCounts: ftCounts.map((r) => r.l) };
 }
 
 /** The same, computed from scratch over the canonical anchored events. */
@@ -95,10 +103,17 @@ async function recomputed(sql: Sql): Promise<Tables> {
   const owners = await sql<{ l: string }[]>`
     SELECT concat_ws('|', owner, asset_identifier, count(*)) AS l FROM nft_custody WHERE owner IS NOT NULL
     GROUP BY owner, asset_identifier ORDER BY 1`;
-  return { ft: ft.map((r) => r.l), nftTotals: nftTotals.map((r) => r.l), custody: custody.map((r) => r.l), senders: senders.map((r) => r.l), mints: mints.map((r) => r.l), owners: owners.map((r) => r.l) };
+  // the FT counts are a function of ft_balances as it stands (zero rows included: a token's holders count them)
+  const ftCounts = await sql<{ l: string }[]>`
+    SELECT l FROM (
+      SELECT concat_ws('|', 'principal', principal, count(*)) AS l FROM ft_balances WHERE balance > 0 GROUP BY principal
+      UNION ALL
+      SELECT concat_ws('|', 'token', asset_identifier, count(*), sum(balance)) FROM ft_balances GROUP BY asset_identifier
+    ) x ORDER BY 1`;
+  return { ft: ft.map((r) => r.l), nftTotals: nftTotals.map((r) => r.l), custody: custody.map((r) => r.l), senders: senders.map((r) => r.l), mints: mints.map((r) => r.l), owners: owners.map((r) => r.l), ftCounts: ftCounts.map((r) => r.l) };
 }
 
-describe('token tables (ft_balances, nft_totals, nft_custody, nft_owner_counts) and the list counts (sender_tx_counts, nft_mint_counts)', () => {
+describe('token tables (ft_balances, nft_totals, nft_custody, nft_owner_counts, FT counts) and the list counts (sender_tx_counts, nft_mint_counts)', () => {
   let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase('sp_tokens');
@@ -119,6 +134,7 @@ describe('token tables (ft_balances, nft_totals, nft_custody, nft_owner_counts) 
     // 0045 defines its first nft_custody_apply again: the later migration that replaces it, too
     await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0106_nft_custody_reference.sql'), 'utf8'));
     await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0107_read_counts.sql'), 'utf8'));
+    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0112_ft_counts.sql'), 'utf8'));
     return maintained(db.sql);
   }
 
@@ -196,8 +212,13 @@ describe('token tables (ft_balances, nft_totals, nft_custody, nft_owner_counts) 
     // the backfill rebuilds custody from the canonical events (it cannot know what orphaned blocks wrote)
     const truth = await recomputed(db.sql);
     const back = await backfilled();
-    expect({ ...back, owners: [] }).toEqual({ ...end, custody: truth.custody, owners: [] });
-    expect(back.owners).toEqual((await recomputed(db.sql)).owners);
+    // the owner and FT counts are functions of the custody and balance tables the backfill rebuilt (which has no
+    // zero rows of touched keys: a token's holders count them)
+    expect({ ...back, owners: [], ftCounts: [] }).toEqual({ ...end, custody: truth.custody, owners: [], ftCounts: [] });
+    const rebuilt = await recomputed(db.sql);
+    expect(back.owners).toEqual(rebuilt.owners);
+    expect(back.ftCounts).toEqual(rebuilt.ftCounts);
+    expect(end.ftCounts.length).toBeGreaterThan(3);
     expect(end.owners.length).toBeGreaterThan(3);
   });
 });

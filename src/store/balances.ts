@@ -80,7 +80,8 @@ export async function positiveFtBalances(sql: Sql, principal: string, limit: num
       FROM ft_balances WHERE principal = ${principal} AND balance > 0
       ORDER BY lower(asset_identifier), asset_identifier
       LIMIT ${limit} OFFSET ${offset}`,
-    sql<{ n: number }[]>`SELECT count(*)::int AS n FROM ft_balances WHERE principal = ${principal} AND balance > 0`,
+    // the maintained count of the principal's positive balances (ft_principal_counts, sql/0112)
+    sql<{ n: number }[]>`SELECT COALESCE((SELECT positive FROM ft_principal_counts WHERE principal = ${principal}), 0)::int AS n`,
   ]);
   return rows.map((r) => ({ ...r, total: count.n }));
 }

@@ -274,7 +274,8 @@ export async function ftBalancePage(
   if (!page.length) return { rows: [], total: 0, next: null, prev: null };
   const [before, [count]] = await Promise.all([
     ftRange(sql, principal, page[0], 'before', false, q.limit),
-    sql<{ n: number }[]>`SELECT count(*)::int AS n FROM ft_balances WHERE principal = ${principal} AND balance > 0`,
+    // the maintained count of the principal's positive balances (ft_principal_counts, sql/0112)
+    sql<{ n: number }[]>`SELECT COALESCE((SELECT positive FROM ft_principal_counts WHERE principal = ${principal}), 0)::int AS n`,
   ]);
   return { rows: page, total: count.n, next: rows[q.limit] ?? null, prev: before[before.length - 1] ?? null };
 }

@@ -150,7 +150,8 @@ export interface HolderPage {
 
 /**
  * Holders of a fungible token (`stx`: every principal with STX totals), richest first; ties by principal (the
- * reference leaves them unordered).
+ * reference leaves them unordered). A token's `total` (its ft_balances rows, zero balances included) and supply are
+ * the maintained figures of ft_token_totals (sql/0112).
  */
 export async function ftHolders(sql: Sql, token: string, page: Page): Promise<HolderPage> {
   if (token === 'stx') {
@@ -163,7 +164,7 @@ export async function ftHolders(sql: Sql, token: string, page: Page): Promise<Ho
     return holderPage(agg, rows);
   }
   const [agg] = await sql<{ total: number; supply: string }[]>`
-    SELECT count(*)::int AS total, COALESCE(sum(balance), 0)::text AS supply FROM ft_balances WHERE asset_identifier = ${token}`;
+    SELECT COALESCE(max(holders), 0)::int AS total, COALESCE(max(supply), 0)::text AS supply FROM ft_token_totals WHERE asset_identifier = ${token}`;
   const rows = await sql<{ address: string; balance: string }[]>`
     SELECT principal AS address, balance::text AS balance FROM ft_balances
     WHERE asset_identifier = ${token}
