@@ -4,7 +4,8 @@
  * fixture and on a generated chain with forks (which deploys one template again and again), for traits made of each
  * deployed function, of two functions, and of one no contract has, every page equals what the plain statement gives
  * (the GIN containment over every canonical deploy, in storage order, sorted by height: the reference's tie order);
- * the dictionary equals the distinct function lists of the stored deploys, after a re-delivery and after its backfill.
+ * the dictionary equals the distinct function lists of the stored deploys, and contract_deploys (sql/0113) the canonical
+ * deploys of the txs table (after every block of the generated chain too), after a re-delivery and after their backfill.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -31,6 +32,23 @@ async function dictionaryFromDeploys(sql: Sql): Promise<string[]> {
     FROM (SELECT (contract_abi::jsonb) -> 'functions' AS f FROM txs
           WHERE contract_abi IS NOT NULL AND smart_contract_contract_id IS NOT NULL) x
     WHERE f IS NOT NULL ORDER BY 1`;
+  return rows.map((r) => r.l);
+}
+
+/** contract_deploys (sql/0113) as lines, and the same computed from the txs table as it stands. */
+async function deployRows(sql: Sql): Promise<string[]> {
+  const rows = await sql<{ l: string }[]>`
+    SELECT concat_ws('|', tx_id, index_block_hash, microblock_hash, functions_md5, seq, microblock_sequence, tx_index, block_height) AS l
+    FROM contract_deploys ORDER BY 1`;
+  return rows.map((r) => r.l);
+}
+async function deploysFromTxs(sql: Sql): Promise<string[]> {
+  const rows = await sql<{ l: string }[]>`
+    SELECT concat_ws('|', tx_id, index_block_hash, microblock_hash, md5(((contract_abi::jsonb) -> 'functions')::text), seq,
+      microblock_sequence, tx_index, block_height) AS l
+    FROM txs WHERE contract_abi IS NOT NULL AND smart_contract_contract_id IS NOT NULL AND canonical AND microblock_canonical
+      AND (contract_abi::jsonb) -> 'functions' IS NOT NULL
+    ORDER BY 1`;
   return rows.map((r) => r.l);
 }
 
@@ -82,16 +100,20 @@ describe('contracts by trait: one containment check per distinct function list',
     await db?.drop();
   });
 
-  async function backfilled(): Promise<string[]> {
-    await db.sql`TRUNCATE contract_function_lists`;
+  const state = async () => ({ dictionary: await dictionary(db.sql), deploys: await deployRows(db.sql) });
+
+  async function backfilled() {
+    await db.sql`TRUNCATE contract_function_lists, contract_deploys`;
     await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0108_contract_function_lists.sql'), 'utf8'));
-    return dictionary(db.sql);
+    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0113_contract_deploys.sql'), 'utf8'));
+    return state();
   }
 
   for (const name of fixtureNames()) {
     it(`${name}: every page equals the plain statement; the dictionary equals the deploys' lists, after a re-delivery and its backfill`, async () => {
-      const once = await readAfterReplayTwice(db.sql, log, readFixture(name), () => emptyChainTables(db.sql), () => dictionary(db.sql));
-      expect(once).toEqual(await dictionaryFromDeploys(db.sql));
+      const once = await readAfterReplayTwice(db.sql, log, readFixture(name), () => emptyChainTables(db.sql), state);
+      expect(once.dictionary).toEqual(await dictionaryFromDeploys(db.sql));
+      expect(once.deploys).toEqual(await deploysFromTxs(db.sql));
       await pagesAgree(db.sql);
       expect(await backfilled()).toEqual(once);
     });
@@ -101,8 +123,17 @@ describe('contracts by trait: one containment check per distinct function list',
     await emptyChainTables(db.sql);
     const pipeline = testPipeline(db.sql, log);
     const gen = new ChainGenerator({ blocks: 80, txsPerBlock: 6, seed: 'trait', forks: true, forkEvery: 7, forkDepth: 2, microblockEvery: 4 });
-    for await (const m of gen.messages()) expect((await applied(pipeline, m.path, m.body)).status).toBe(200);
+    let blocks = 0;
+    for await (const m of gen.messages()) {
+      expect((await applied(pipeline, m.path, m.body)).status).toBe(200);
+      if (m.path === '/new_block' || m.path === '/new_microblocks')
+        expect(await deployRows(db.sql), `after message ${++blocks}`).toEqual(await deploysFromTxs(db.sql));
+    }
     expect(gen.summary().orphanedBlocks).toBeGreaterThan(0);
+    // orphaned deploys left the table
+    const [{ orphaned }] = await db.sql<{ orphaned: number }[]>`
+      SELECT count(*)::int AS orphaned FROM txs WHERE NOT canonical AND contract_abi IS NOT NULL AND smart_contract_contract_id IS NOT NULL`;
+    expect(orphaned).toBeGreaterThan(0);
     const [{ deploys }] = await db.sql<{ deploys: number }[]>`
       SELECT count(*)::int AS deploys FROM txs WHERE canonical AND contract_abi IS NOT NULL AND smart_contract_contract_id IS NOT NULL`;
     expect(deploys).toBeGreaterThan(5);
@@ -110,5 +141,7 @@ describe('contracts by trait: one containment check per distinct function list',
     expect((await dictionary(db.sql)).length).toBeLessThan(deploys);
     expect(await dictionary(db.sql)).toEqual(await dictionaryFromDeploys(db.sql));
     expect(await pagesAgree(db.sql)).toBeGreaterThan(20);
+    const end = await state();
+    expect(await backfilled()).toEqual(end);
   });
 });

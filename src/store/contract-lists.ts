@@ -4,7 +4,7 @@ import type { ContractRow } from './contracts.js';
 
 /**
  * Canonical deploys whose ABI `functions` contain every trait function (name, access, argument types, outputs; jsonb
- * containment, as the reference matches them), newest first. Uses the GIN index of sql/0024_contract_trait.sql.
+ * containment, as the reference matches them), newest first.
  *
  * The reference orders by `block_height DESC` alone, so deploys of one block come in the order PostgreSQL's sort
  * leaves ties, which depends on the order the rows reach it: its table's storage order, i.e. the order the deploys
@@ -12,7 +12,8 @@ import type { ContractRow } from './contracts.js';
  * stored (change sequence, then position in the block), so ties come out as the reference's do.
  *
  * The trait is checked once per distinct function list (contract_function_lists, sql/0108); the matching deploys'
- * keys come from the md5 expression index in storage order, and only the page's rows are read whole.
+ * keys and heights come from contract_deploys (sql/0113, a narrow table of the canonical deploys) in storage order,
+ * and only the page's rows are read whole.
  */
 export async function contractsByTrait(
   sql: Sql,
@@ -23,15 +24,12 @@ export async function contractsByTrait(
     WITH lists AS (
       SELECT functions_md5 FROM contract_function_lists WHERE functions @> ${sql.json(traitFunctions as never)}::jsonb
     ), stored AS MATERIALIZED (
-      -- per list, an equality on the md5 index (given the list set as an array, the planner scanned the GIN index's
-      -- whole partial range instead and recomputed the md5 of every deploy: 690 vs 150 ms at 20,000 deploys)
-      SELECT t.tx_id, t.index_block_hash, t.microblock_hash, t.block_height FROM lists l CROSS JOIN LATERAL (
-        SELECT t.tx_id, t.index_block_hash, t.microblock_hash, t.block_height, t.seq, t.microblock_sequence, t.tx_index
-        FROM txs t
-        WHERE md5(((t.contract_abi::jsonb) -> 'functions')::text) = l.functions_md5
-          AND t.contract_abi IS NOT NULL AND t.smart_contract_contract_id IS NOT NULL AND t.canonical AND t.microblock_canonical
-      ) t
-      ORDER BY t.seq, t.microblock_sequence, t.tx_index
+      -- per list, its deploys from contract_deploys (sql/0113) in storage order: narrow index tuples, no txs row
+      SELECT d.tx_id, d.index_block_hash, d.microblock_hash, d.block_height FROM lists l CROSS JOIN LATERAL (
+        SELECT d.tx_id, d.index_block_hash, d.microblock_hash, d.block_height, d.seq, d.microblock_sequence, d.tx_index
+        FROM contract_deploys d WHERE d.functions_md5 = l.functions_md5
+      ) d
+      ORDER BY d.seq, d.microblock_sequence, d.tx_index
     ), page AS (
       SELECT p.*, row_number() OVER () AS i FROM (
         SELECT * FROM stored ORDER BY block_height DESC LIMIT ${page.limit} OFFSET ${page.offset}
