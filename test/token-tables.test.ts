@@ -27,7 +27,7 @@ interface Tables {
   custody: string[];
   senders: string[];
   mints: string[];
-  /** nft_owner_counts (sql/0107): custody rows per owner and asset class */
+  /** nft_owner_counts (sql/0107): custody rows per owner and asset class; nft_owner_totals (sql/0114) per owner ('*') */
   owners: string[];
   /** ft_principal_counts and ft_token_totals (sql/0112): positive balances per principal, rows and supply per token */
   ftCounts: string[];
@@ -49,7 +49,11 @@ async function maintained(sql: Sql): Promise<Tables> {
   const mints = await sql<{ l: string }[]>`
     SELECT concat_ws('|', asset_identifier, n) AS l FROM nft_mint_counts WHERE n <> 0 ORDER BY 1`;
   const owners = await sql<{ l: string }[]>`
-    SELECT concat_ws('|', owner, asset_identifier, n) AS l FROM nft_owner_counts ORDER BY 1`;
+    SELECT l FROM (
+      SELECT concat_ws('|', owner, asset_identifier, n) AS l FROM nft_owner_counts
+      UNION ALL
+      SELECT concat_ws('|', owner, '*', n) FROM nft_owner_totals
+    ) x ORDER BY 1`;
   const ftCounts = await sql<{ l: string }[]>`
     SELECT l FROM (
       SELECT concat_ws('|', 'principal', principal, positive) AS l FROM ft_principal_counts
@@ -101,8 +105,12 @@ async function recomputed(sql: Sql): Promise<Tables> {
     GROUP BY asset_identifier ORDER BY 1`;
   // the owner counts are a function of the custody table as it stands (whatever rules wrote it)
   const owners = await sql<{ l: string }[]>`
-    SELECT concat_ws('|', owner, asset_identifier, count(*)) AS l FROM nft_custody WHERE owner IS NOT NULL
-    GROUP BY owner, asset_identifier ORDER BY 1`;
+    SELECT l FROM (
+      SELECT concat_ws('|', owner, asset_identifier, count(*)) AS l FROM nft_custody WHERE owner IS NOT NULL
+      GROUP BY owner, asset_identifier
+      UNION ALL
+      SELECT concat_ws('|', owner, '*', count(*)) FROM nft_custody WHERE owner IS NOT NULL GROUP BY owner
+    ) x ORDER BY 1`;
   // the FT counts are a function of ft_balances as it stands (zero rows included: a token's holders count them)
   const ftCounts = await sql<{ l: string }[]>`
     SELECT l FROM (
@@ -135,6 +143,7 @@ describe('token tables (ft_balances, nft_totals, nft_custody, nft_owner_counts, 
     await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0106_nft_custody_reference.sql'), 'utf8'));
     await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0107_read_counts.sql'), 'utf8'));
     await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0112_ft_counts.sql'), 'utf8'));
+    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0114_nft_owner_totals.sql'), 'utf8'));
     return maintained(db.sql);
   }
 

@@ -37,12 +37,17 @@ export function unconfirmedNftOwners(sql: Sql) {
 /**
  * How many NFTs `principal` holds (of `assets`, when given), as an SQL expression over the `mb` CTE
  * (unconfirmedNftOwners) in scope: the maintained custody counts per owner and asset class (nft_owner_counts,
- * sql/0107), less the principal's custody rows the unconfirmed stream overrides, plus the stream's rows that name it.
+ * sql/0107; per owner, nft_owner_totals, sql/0114, when no asset is named), less the principal's custody rows the unconfirmed stream overrides, plus the stream's rows that name it.
  */
 export function heldCount(sql: Sql, principal: string, assets?: string[]) {
-  const only = (col: string) => (assets && assets.length ? sql`AND ${sql(col)} = ANY(${assets})` : sql``);
+  const filtered = !!assets && assets.length > 0;
+  const only = (col: string) => (filtered ? sql`AND ${sql(col)} = ANY(${assets})` : sql``);
+  // without an asset filter, the owner's total (nft_owner_totals, sql/0114) rather than a sum over its classes
+  const maintained = filtered
+    ? sql`(SELECT COALESCE(sum(o.n), 0) FROM nft_owner_counts o WHERE o.owner = ${principal} ${only('o.asset_identifier')})`
+    : sql`(SELECT COALESCE(max(o.n), 0) FROM nft_owner_totals o WHERE o.owner = ${principal})`;
   return sql`(
-    (SELECT COALESCE(sum(o.n), 0) FROM nft_owner_counts o WHERE o.owner = ${principal} ${only('o.asset_identifier')})
+    ${maintained}
     - (SELECT count(*) FROM mb JOIN nft_custody c ON c.asset_identifier = mb.asset_identifier AND c.value_hex = mb.value_hex
        WHERE c.owner = ${principal} ${only('c.asset_identifier')})
     + (SELECT count(*) FROM mb WHERE mb.owner = ${principal} ${only('mb.asset_identifier')}))`;
