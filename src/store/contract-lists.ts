@@ -20,16 +20,18 @@ export async function contractsByTrait(
   traitFunctions: unknown[],
   page: { limit: number; offset: number },
 ): Promise<(ContractRow & { contract_id: string })[]> {
+  const lists = (
+    await sql<{ functions_md5: string }[]>`
+      SELECT functions_md5 FROM contract_function_lists WHERE functions @> ${sql.json(traitFunctions as never)}::jsonb`
+  ).map((l) => l.functions_md5);
+  if (!lists.length) return [];
+  // the deploys of the matching lists from contract_deploys (sql/0113) in storage order: narrow index tuples, no txs
+  // row; one list (the usual case: a trait's template) is read in index order without a sort
+  const ofLists = lists.length === 1 ? sql`functions_md5 = ${lists[0]}` : sql`functions_md5 = ANY(${lists})`;
+  const order = lists.length === 1 ? sql`functions_md5, seq, microblock_sequence, tx_index` : sql`seq, microblock_sequence, tx_index`;
   return sql<(ContractRow & { contract_id: string })[]>`
-    WITH lists AS (
-      SELECT functions_md5 FROM contract_function_lists WHERE functions @> ${sql.json(traitFunctions as never)}::jsonb
-    ), stored AS MATERIALIZED (
-      -- per list, its deploys from contract_deploys (sql/0113) in storage order: narrow index tuples, no txs row
-      SELECT d.tx_id, d.index_block_hash, d.microblock_hash, d.block_height FROM lists l CROSS JOIN LATERAL (
-        SELECT d.tx_id, d.index_block_hash, d.microblock_hash, d.block_height, d.seq, d.microblock_sequence, d.tx_index
-        FROM contract_deploys d WHERE d.functions_md5 = l.functions_md5
-      ) d
-      ORDER BY d.seq, d.microblock_sequence, d.tx_index
+    WITH stored AS MATERIALIZED (
+      SELECT tx_id, index_block_hash, microblock_hash, block_height FROM contract_deploys WHERE ${ofLists} ORDER BY ${order}
     ), page AS (
       SELECT p.*, row_number() OVER () AS i FROM (
         SELECT * FROM stored ORDER BY block_height DESC LIMIT ${page.limit} OFFSET ${page.offset}
