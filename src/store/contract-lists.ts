@@ -29,16 +29,20 @@ export async function contractsByTrait(
   // row; one list (the usual case: a trait's template) is read in index order without a sort
   const ofLists = lists.length === 1 ? sql`functions_md5 = ${lists[0]}` : sql`functions_md5 = ANY(${lists})`;
   const order = lists.length === 1 ? sql`functions_md5, seq, microblock_sequence, tx_index` : sql`seq, microblock_sequence, tx_index`;
+  // the sort's rows carry only the height and the row's place in contract_deploys (its ctid, stable within the
+  // statement): 16,000 deploys sort in memory (with the three text keys they spilled to disk); the page's 20 rows
+  // are then fetched by ctid
   return sql<(ContractRow & { contract_id: string })[]>`
     WITH stored AS MATERIALIZED (
-      SELECT tx_id, index_block_hash, microblock_hash, block_height FROM contract_deploys WHERE ${ofLists} ORDER BY ${order}
+      SELECT ctid AS c, block_height FROM contract_deploys WHERE ${ofLists} ORDER BY ${order}
     ), page AS (
-      SELECT p.*, row_number() OVER () AS i FROM (
+      SELECT p.c, row_number() OVER () AS i FROM (
         SELECT * FROM stored ORDER BY block_height DESC LIMIT ${page.limit} OFFSET ${page.offset}
       ) p
     )
     SELECT x.tx_id, x.canonical, x.block_height, x.contract_abi, x.api, x.smart_contract_contract_id AS contract_id
-    FROM page JOIN txs x ON x.tx_id = page.tx_id AND x.index_block_hash = page.index_block_hash AND x.microblock_hash = page.microblock_hash
+    FROM page JOIN contract_deploys d ON d.ctid = page.c
+    JOIN txs x ON x.tx_id = d.tx_id AND x.index_block_hash = d.index_block_hash AND x.microblock_hash = d.microblock_hash
     ORDER BY page.i`;
 }
 
