@@ -39,6 +39,20 @@ export async function currentNames(sql: Sql, names: string[]): Promise<BnsNameRo
     WHERE l.status <> 'name-revoke'`;
 }
 
+/** Which of `names` are current (their latest canonical row is not a revoke): currentNames without the records. */
+export async function currentNameSet(sql: Sql, names: string[]): Promise<Set<string>> {
+  if (!names.length) return new Set();
+  const rows = await sql<{ name: string }[]>`
+    SELECT name FROM (
+      SELECT DISTINCT ON (name) name, status
+      FROM bns_names
+      WHERE name = ANY(${names})
+      ORDER BY name, registered_at DESC, microblock_sequence DESC, tx_index DESC, event_index DESC
+    ) latest
+    WHERE status <> 'name-revoke'`;
+  return new Set(rows.map((r) => r.name));
+}
+
 /** One page (100) of the current names, by name (getNamesList). */
 export async function namesPage(sql: Sql, page: number): Promise<string[]> {
   const rows = await sql<{ name: string }[]>`
@@ -172,11 +186,18 @@ export async function historicalZonefile(sql: Sql, fqn: string, hash: string, su
  * now (latest canonical NFT event of each name).
  */
 export async function namesOwnedBy(sql: Sql, address: string): Promise<{ subdomains: { name: string; fqn: string }[]; names: string[] }> {
+  // the subdomains the address owns in some canonical row, then every canonical row of each of them, looked up by
+  // its key (a semi join on the fqn scanned every subdomain row: 100 ms at 62,000 rows)
   const subdomains = await sql<{ name: string; fqn: string }[]>`
+    WITH mine AS MATERIALIZED (
+      SELECT DISTINCT o.fully_qualified_subdomain AS fqn FROM (${canonicalSubdomains(sql)}) o WHERE o.owner = ${address}
+    )
     SELECT DISTINCT s.name, s.fully_qualified_subdomain AS fqn
-    FROM (${canonicalSubdomains(sql)}) s
-    WHERE s.fully_qualified_subdomain IN (
-      SELECT fully_qualified_subdomain FROM (${canonicalSubdomains(sql)}) o WHERE o.owner = ${address})
+    FROM mine m CROSS JOIN LATERAL (
+      SELECT x.name, x.fully_qualified_subdomain FROM bns_subdomains x
+      WHERE x.fully_qualified_subdomain = m.fqn
+        AND EXISTS (SELECT 1 FROM bns_names n WHERE n.tx_id = x.tx_id AND n.name = x.name)
+    ) s
     ORDER BY fqn`;
   // The names whose bns::names NFT the address holds, read from NFT custody as the reference reads its nft_custody
   // table (sql/0106: an owner written by a block that was orphaned since stays), with the unconfirmed microblock

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { badRequest, endpoint } from '../../endpoint.js';
 import { Unanchored } from '../../schemas/params.js';
 import { BnsError, BnsNamesOwned } from '../../schemas/bns.js';
-import { currentNames, namesOwnedBy } from '../../../store/bns.js';
+import { currentNameSet, namesOwnedBy } from '../../../store/bns.js';
 import { ownedNames } from './serialize.js';
 import { bnsV2NamesOwnedBy } from '../../../store/bns-v2.js';
 
@@ -30,7 +30,7 @@ export const bnsAddressEndpoints = [
       if (params.blockchain !== 'stacks') badRequest('Unsupported blockchain');
       const owned = await namesOwnedBy(ctx.sql, params.address);
       const candidates = [...new Set([...owned.names, ...owned.subdomains.map((s) => s.name)])];
-      const valid = new Set((await currentNames(ctx.sql, candidates)).map((r) => r.name));
+      const valid = await currentNameSet(ctx.sql, candidates);
       // and the BNS-V2 names it holds
       const v2 = (await bnsV2NamesOwnedBy(ctx.sql, params.address)).map((r) => r.name);
       return { names: [...new Set([...ownedNames(owned, valid), ...v2])].sort() };
