@@ -213,8 +213,10 @@ export async function namesOwnedBy(sql: Sql, address: string): Promise<{ subdoma
       UNION
       SELECT value_hex FROM mb WHERE owner = ${address}
     )
+    -- each key decoded once (pulled up, the subquery's bns_cv ran again inside each filter: three decodes a name)
+    , decoded AS MATERIALIZED (SELECT bns_cv(value_hex) AS v FROM mine)
     SELECT bns_utf8(v->>'name') || '.' || bns_utf8(v->>'namespace') AS name
-    FROM (SELECT bns_cv(value_hex) AS v FROM mine) d
+    FROM decoded d
     WHERE bns_utf8(v->>'name') IS NOT NULL AND bns_utf8(v->>'namespace') IS NOT NULL
     UNION
     SELECT n.name FROM bns_names n
