@@ -37,7 +37,8 @@ export function unconfirmedNftOwners(sql: Sql) {
 /**
  * How many NFTs `principal` holds (of `assets`, when given), as an SQL expression over the `mb` CTE
  * (unconfirmedNftOwners) in scope: the maintained custody counts per owner and asset class (nft_owner_counts,
- * sql/0107; per owner, nft_owner_totals, sql/0114, when no asset is named), less the principal's custody rows the unconfirmed stream overrides, plus the stream's rows that name it.
+ * sql/0107; per owner, nft_owner_totals, sql/0114, when no asset is named), less the principal's custody rows the
+ * unconfirmed stream overrides, plus the stream's rows that name it.
  */
 export function heldCount(sql: Sql, principal: string, assets?: string[]) {
   const filtered = !!assets && assets.length > 0;
