@@ -30,7 +30,7 @@ export async function contractsByTrait(
   const ofLists = lists.length === 1 ? sql`functions_md5 = ${lists[0]}` : sql`functions_md5 = ANY(${lists})`;
   const order = lists.length === 1 ? sql`functions_md5, seq, microblock_sequence, tx_index` : sql`seq, microblock_sequence, tx_index`;
   // the sort's rows carry only the height and the row's place in contract_deploys (its ctid, stable within the
-  // statement): 16,000 deploys sort in memory (with the three text keys they spilled to disk); the page's 20 rows
+  // statement): 20,000 deploys sort in memory (with the three text keys they spilled to disk); the page's 20 rows
   // are then fetched by ctid
   return sql<(ContractRow & { contract_id: string })[]>`
     WITH stored AS MATERIALIZED (
