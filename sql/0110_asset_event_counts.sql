@@ -39,9 +39,9 @@ BEGIN
 END
 $$;
 
--- backfill: the canonical anchored rows stored so far, through the applier, a thousand blocks at a time
-TRUNCATE asset_event_counts;
-DO $$
+-- Backfill of a summed table: its applier over the canonical anchored blocks stored so far, a thousand at a time, in
+-- height order (what sql/0109 wrote out for stx_inbound_counts; the next summed table calls this).
+CREATE OR REPLACE FUNCTION derived_backfill(p_fn text) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   v_chunk text[];
 BEGIN
@@ -51,9 +51,12 @@ BEGIN
       FROM blocks WHERE canonical AND index_block_hash <> ''
     ) b GROUP BY g
   LOOP
-    PERFORM asset_event_counts_apply(v_chunk, 1);
+    EXECUTE format('SELECT %I($1, 1)', p_fn) USING v_chunk;
   END LOOP;
 END
 $$;
+
+TRUNCATE asset_event_counts;
+SELECT derived_backfill('asset_event_counts_apply');
 
 INSERT INTO derived_appliers (name, fn, zero_rows) VALUES ('asset_event_counts', 'asset_event_counts_apply', true) ON CONFLICT DO NOTHING;
