@@ -66,7 +66,14 @@ export const COMMANDS: CommandSpec[] = [
   {
     name: 'import-events',
     summary: 'load a recorded node stream (TSV) into the database through the ingest code',
-    options: [{ name: '--file', value: 'F.tsv', required: true, help: 'lines id<TAB>timestamp<TAB>path<TAB>json-body' }],
+    options: [
+      { name: '--file', value: 'F.tsv', required: true, help: 'lines id<TAB>timestamp<TAB>path<TAB>json-body' },
+      {
+        name: '--defer-indexes',
+        value: 'auto|on|off',
+        help: 'drop the API-only indexes while importing, build them at the end (auto: on for an empty database and a file of 16 MiB or more)',
+      },
+    ],
     notes: [
       DB_NOTE,
       'Lines are appended to the log in chunks while the projector applies them in large batches; it ends when all are applied.',

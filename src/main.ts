@@ -117,7 +117,7 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'migrate': {
       const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command });
-      const applied = await migrate(db.sql).catch((e: unknown) => {
+      const applied = await migrate(db.sql, undefined, { log }).catch((e: unknown) => {
         throw databaseStartupError(e, config.databaseUrl);
       });
       await completeBnsBackfill(db.sql);
@@ -129,7 +129,7 @@ async function main(argv: string[]): Promise<void> {
       const dir = options.dir;
       const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command });
       try {
-        await migrate(db.sql);
+        await migrate(db.sql, undefined, { log });
         const tty = process.stderr.isTTY;
         let last = 0;
         const r = await importBns(db.sql, dir, (part, rows, fraction) => {
@@ -149,9 +149,15 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'import-events': {
       const file = options.file;
+      const deferMode = options['defer-indexes'] ?? 'auto';
+      if (deferMode !== 'auto' && deferMode !== 'on' && deferMode !== 'off') {
+        process.stderr.write(`stacks-pulse: import-events: --defer-indexes: expected auto, on or off, got "${deferMode}"\n`);
+        process.exit(2);
+      }
       const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command });
       try {
-        await migrate(db.sql).catch((e: unknown) => {
+        // indexes an interrupted import left deferred: importEvents decides whether they stay so
+        await migrate(db.sql, undefined, { log, keepDeferredIndexes: true }).catch((e: unknown) => {
           throw databaseStartupError(e, config.databaseUrl);
         });
         const chainId = await settleNetwork(db.sql, config.chainId);
@@ -162,9 +168,21 @@ async function main(argv: string[]): Promise<void> {
         process.once('SIGINT', onSignal);
         process.once('SIGTERM', onSignal);
         try {
-          const stats = await importEvents(file, pipeline, log, { tty: process.stderr.isTTY, signal: abort.signal });
+          const stats = await importEvents(file, pipeline, log, {
+            tty: process.stderr.isTTY,
+            signal: abort.signal,
+            deferIndexes: deferMode,
+          });
           log.info(
-            { messages: stats.messages, ms: stats.ms, logged_ms: stats.loggedMs, rate: Math.round(stats.messages / (stats.ms / 1000)) },
+            {
+              messages: stats.messages,
+              ms: stats.ms,
+              logged_ms: stats.loggedMs,
+              rate: Math.round(stats.messages / (stats.ms / 1000)),
+              ...(stats.deferredIndexes !== undefined
+                ? { deferred_indexes: stats.deferredIndexes, index_ms: stats.indexMs, total_ms: stats.ms + (stats.indexMs ?? 0) }
+                : {}),
+            },
             'import done',
           );
         } catch (err) {

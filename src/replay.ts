@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import type { Logger } from 'pino';
 import type { Sql } from './store/connect.js';
 import type { ObserverPipeline } from './observer/pipeline.js';
+import { deferIndexes, deferredIndexCount, restoreDeferredIndexes, restoreLeftoverIndexes } from './store/bulk-indexes.js';
 
 export interface ImportStats {
   messages: number;
@@ -15,6 +16,25 @@ export interface ImportStats {
   loggedMs?: number;
   /** the last line of the file handled */
   lastLine: number;
+  /** indexes dropped for the import and created again after it (src/store/bulk-indexes.ts), and the time that took */
+  deferredIndexes?: number;
+  indexMs?: number;
+}
+
+/** Below this file size an import into an empty database keeps its indexes: rebuilding them would not pay. */
+export const DEFER_INDEXES_MIN_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Whether an import defers the API-only indexes (`auto`: into an empty database — nothing applied yet — or one an
+ * interrupted deferred import left, and a file of at least DEFER_INDEXES_MIN_BYTES).
+ */
+export async function shouldDeferIndexes(sql: Sql, mode: 'auto' | 'on' | 'off', fileBytes: number): Promise<boolean> {
+  if (mode !== 'auto') return mode === 'on';
+  if (await deferredIndexCount(sql)) return true;
+  if (fileBytes < DEFER_INDEXES_MIN_BYTES) return false;
+  const [r] = await sql<{ empty: boolean }[]>`
+    SELECT NOT EXISTS (SELECT 1 FROM blocks) AND COALESCE((SELECT applied_id FROM projector_state), 0) = 0 AS empty`;
+  return r.empty;
 }
 
 export interface Progress {
@@ -97,9 +117,17 @@ export async function importEvents(
   file: string,
   pipeline: ObserverPipeline,
   log: Logger,
-  opts: { tty?: boolean; signal?: AbortSignal } = {},
+  opts: { tty?: boolean; signal?: AbortSignal; deferIndexes?: 'auto' | 'on' | 'off' } = {},
 ): Promise<ImportStats> {
   const size = (await stat(file)).size;
+  // the API-only indexes go before anything is appended (nothing is projecting yet) and come back at the end
+  const defer = await shouldDeferIndexes(pipeline.sql, opts.deferIndexes ?? 'off', size);
+  if (defer) {
+    const dropped = await deferIndexes(pipeline.sql);
+    log.info({ dropped, deferred: await deferredIndexCount(pipeline.sql) }, 'import: API-only indexes deferred until the end');
+  } else {
+    await restoreLeftoverIndexes(pipeline.sql, log);
+  }
   await pipeline.start();
   const projector = pipeline.projector;
   await projector.settled(0); // the projector has read its place in the log
@@ -187,7 +215,15 @@ export async function importEvents(
   const ms = Date.now() - started;
   report(true);
   if (opts.tty) process.stderr.write('\n');
-  return { messages, failed: 0, ms, loggedMs, lastLine: lineNo };
+  if (!defer) return { messages, failed: 0, ms, loggedMs, lastLine: lineNo };
+  // third stage: the deferred indexes, built over the whole tables
+  const indexStart = Date.now();
+  const built = await restoreDeferredIndexes(pipeline.sql, (done, total, name) => {
+    if (opts.tty) process.stderr.write(`\rcreating deferred indexes: ${done}/${total} (${name})          `);
+    else log.info({ done, total, index: name }, 'import: deferred index created');
+  });
+  if (opts.tty) process.stderr.write('\n');
+  return { messages, failed: 0, ms, loggedMs, lastLine: lineNo, deferredIndexes: built.length, indexMs: Date.now() - indexStart };
 }
 
 /** Writes the raw event log, in arrival order, in the same TSV format. */

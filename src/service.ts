@@ -82,7 +82,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
   try {
     let applied: string[];
     try {
-      applied = await migrate(db.sql);
+      applied = await migrate(db.sql, undefined, { log });
     } catch (err) {
       throw databaseStartupError(err, config.databaseUrl);
     }

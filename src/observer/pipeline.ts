@@ -86,7 +86,7 @@ export class ObserverPipeline {
   private networkRead = false;
 
   constructor(
-    private readonly sql: Sql,
+    readonly sql: Sql,
     private readonly log: Logger,
     opts: { chainId?: number; projector?: ProjectorOptions } = {},
   ) {

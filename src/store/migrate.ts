@@ -2,6 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Sql } from './connect.js';
+import type { Logger } from '../logger.js';
+import { restoreLeftoverIndexes } from './bulk-indexes.js';
 
 /** The sql/ folder at the repository root (works from src/ under tsx/vitest and from dist/src/). */
 export function sqlDir(): string {
@@ -18,8 +20,16 @@ export function sqlDir(): string {
   throw new Error(`sql/ migrations folder not found from ${here}`);
 }
 
-/** Applies every sql/NNNN_*.sql not yet recorded in schema_migrations, each in its own transaction. */
-export async function migrate(sql: Sql, dir = sqlDir()): Promise<string[]> {
+/**
+ * Applies every sql/NNNN_*.sql not yet recorded in schema_migrations, each in its own transaction; then creates the
+ * indexes an interrupted bulk import left deferred (src/store/bulk-indexes.ts), unless `keepDeferredIndexes` (an
+ * import that defers them again).
+ */
+export async function migrate(
+  sql: Sql,
+  dir = sqlDir(),
+  opts: { keepDeferredIndexes?: boolean; log?: Pick<Logger, 'info' | 'warn'> } = {},
+): Promise<string[]> {
   await sql`CREATE TABLE IF NOT EXISTS schema_migrations (
     version text PRIMARY KEY,
     applied_at timestamptz NOT NULL DEFAULT now()
@@ -42,5 +52,8 @@ export async function migrate(sql: Sql, dir = sqlDir()): Promise<string[]> {
     });
     done.push(file);
   }
+  if (!opts.keepDeferredIndexes) await restoreLeftoverIndexes(sql, opts.log ?? SILENT);
   return done;
 }
+
+const SILENT = { info: () => undefined, warn: () => undefined };
