@@ -9,6 +9,7 @@ import { createLogger, type Logger } from './logger.js';
 import { startService } from './service.js';
 import { connectDatabase } from './store/connect.js';
 import { migrate } from './store/migrate.js';
+import { deferredIndexCount } from './store/bulk-indexes.js';
 import { completeBnsBackfill } from './store/bns-write.js';
 import { importBns } from './store/bns-import.js';
 import { ObserverPipeline } from './observer/pipeline.js';
@@ -191,6 +192,12 @@ async function main(argv: string[]): Promise<void> {
             `stacks-pulse: import interrupted: the first ${err.stats.lastLine} lines of ${file} (${err.stats.messages} messages) are logged; ` +
               'run the same command again to continue (messages already logged are skipped, no duplicates; the rest of the log is applied then, or by the service)\n',
           );
+          const deferred = await deferredIndexCount(db.sql).catch(() => 0);
+          if (deferred) {
+            process.stderr.write(
+              `stacks-pulse: ${deferred} API-only indexes are still deferred: the re-run builds them when it ends (or the next start-up does)\n`,
+            );
+          }
           process.exitCode = 130;
         } finally {
           await pipeline.stop();
