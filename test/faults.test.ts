@@ -6,8 +6,8 @@
  *   - the service SIGKILLed mid-message and restarted, three times
  *   - every message delivered twice, then the node's backlog re-sent after a restart
  *   - SIGTERM: stops accepting, finishes the message in flight, tells socket clients to reconnect, exits 0 in 10 s
- *   - import-events SIGKILLed mid-batch, and PostgreSQL crashed mid-import: a re-run resumes at the projector's place
- *     and the tables (every derived one) equal a clean import
+ *   - import-events SIGKILLed mid-batch (also with the API-only indexes deferred), and PostgreSQL crashed mid-import:
+ *     a re-run resumes at the projector's place and the tables (every derived one) equal a clean import
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -26,6 +26,7 @@ import { readFixture, type FixtureLine } from './helpers/fixtures.js';
 import { dumpDatabase, dumpEverything, rankSeq } from './helpers/dump.js';
 import { connectDatabase } from '../src/store/connect.js';
 import { migrate } from '../src/store/migrate.js';
+import { DEFERRABLE_INDEXES, deferredIndexCount } from '../src/store/bulk-indexes.js';
 import { createLogger } from '../src/logger.js';
 
 // A fixture with every message kind (burn blocks, blocks, mempool, an epoch transition): 238 messages.
@@ -323,8 +324,8 @@ describe('import-events faults', () => {
     }
   }
 
-  function importChild(url: string) {
-    const child = spawn(process.execPath, [build.main, 'import-events', '--file', file], {
+  function importChild(url: string, extra: string[] = []) {
+    const child = spawn(process.execPath, [build.main, 'import-events', '--file', file, ...extra], {
       env: { PATH: process.env.PATH ?? '', DATABASE_URL: url, LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -360,6 +361,35 @@ describe('import-events faults', () => {
     expect(left.logged, 'killed before the end').toBeGreaterThan(left.applied);
     const again = importAgain(url);
     expect(again.status, again.stderr).toBe(0);
+    const done = await progressOf(url);
+    expect(done.applied).toBe(done.logged);
+    expect(await everythingOf(url)).toEqual(want);
+  }, 240_000);
+
+  it('SIGKILLed with the API-only indexes deferred: the re-run builds them; the tables and indexes equal a clean import', async () => {
+    const url = await freshDatabase();
+    const run = importChild(url, ['--defer-indexes', 'on']);
+    let seen = { applied: 0, logged: 0 };
+    for (let i = 0; i < 3000; i++) {
+      seen = await progressOf(url);
+      if (seen.applied > 0 && seen.logged > seen.applied) break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    run.child.kill('SIGKILL');
+    expect(await run.exit, run.output()).toBeNull();
+    const db = await connectDatabase({ databaseUrl: url, dataDir: '/nonexistent', max: 2 });
+    try {
+      expect(await deferredIndexCount(db.sql), 'left deferred by the killed import').toBe(DEFERRABLE_INDEXES.length);
+      // the default (auto) re-run keeps deferring them, then builds them at the end
+      const again = importAgain(url);
+      expect(again.status, again.stderr).toBe(0);
+      expect(await deferredIndexCount(db.sql)).toBe(0);
+      const present = await db.sql<{ name: string }[]>`
+        SELECT indexname AS name FROM pg_indexes WHERE indexname = ANY(${DEFERRABLE_INDEXES as string[]})`;
+      expect(present.length).toBe(DEFERRABLE_INDEXES.length);
+    } finally {
+      await db.close();
+    }
     const done = await progressOf(url);
     expect(done.applied).toBe(done.logged);
     expect(await everythingOf(url)).toEqual(want);
