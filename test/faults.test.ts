@@ -344,10 +344,8 @@ describe('import-events faults', () => {
     });
   }
 
-  it('SIGKILLed mid-batch, then run again: it resumes at the last applied message; the tables equal a clean import', async () => {
-    const url = await freshDatabase();
-    const run = importChild(url);
-    // kill while the projector is inside the log: something applied, more logged than applied
+  /** SIGKILLs the import while the projector is inside the log (something applied, more logged than applied). */
+  async function killMidBatch(url: string, run: ReturnType<typeof importChild>): Promise<{ applied: number; logged: number }> {
     let seen = { applied: 0, logged: 0 };
     for (let i = 0; i < 3000; i++) {
       seen = await progressOf(url);
@@ -356,6 +354,12 @@ describe('import-events faults', () => {
     }
     run.child.kill('SIGKILL');
     expect(await run.exit, run.output()).toBeNull();
+    return seen;
+  }
+
+  it('SIGKILLed mid-batch, then run again: it resumes at the last applied message; the tables equal a clean import', async () => {
+    const url = await freshDatabase();
+    const seen = await killMidBatch(url, importChild(url));
     expect(seen.applied).toBeGreaterThan(0);
     const left = await progressOf(url);
     expect(left.logged, 'killed before the end').toBeGreaterThan(left.applied);
@@ -368,15 +372,7 @@ describe('import-events faults', () => {
 
   it('SIGKILLed with the API-only indexes deferred: the re-run builds them; the tables and indexes equal a clean import', async () => {
     const url = await freshDatabase();
-    const run = importChild(url, ['--defer-indexes', 'on']);
-    let seen = { applied: 0, logged: 0 };
-    for (let i = 0; i < 3000; i++) {
-      seen = await progressOf(url);
-      if (seen.applied > 0 && seen.logged > seen.applied) break;
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    run.child.kill('SIGKILL');
-    expect(await run.exit, run.output()).toBeNull();
+    await killMidBatch(url, importChild(url, ['--defer-indexes', 'on']));
     const db = await connectDatabase({ databaseUrl: url, dataDir: '/nonexistent', max: 2 });
     try {
       expect(await deferredIndexCount(db.sql), 'left deferred by the killed import').toBe(DEFERRABLE_INDEXES.length);

@@ -21,16 +21,20 @@ export function nameOfSubdomain(fqn: string): string {
   return fqn.split('.').slice(-2).join('.');
 }
 
+/** The latest canonical row of each of `names` (the operation that decides whether a name is current). */
+function latestNameRows(sql: Sql, names: string[]) {
+  return sql`
+    SELECT DISTINCT ON (name) *
+    FROM bns_names
+    WHERE name = ANY(${names})
+    ORDER BY name, registered_at DESC, microblock_sequence DESC, tx_index DESC, event_index DESC`;
+}
+
 /** The latest canonical operation of each of these names, unless it is a revoke (getNamesAtBlockHeight). */
 export async function currentNames(sql: Sql, names: string[]): Promise<BnsNameRow[]> {
   if (!names.length) return [];
   return sql<BnsNameRow[]>`
-    WITH latest AS (
-      SELECT DISTINCT ON (name) *
-      FROM bns_names
-      WHERE name = ANY(${names})
-      ORDER BY name, registered_at DESC, microblock_sequence DESC, tx_index DESC, event_index DESC
-    )
+    WITH latest AS (${latestNameRows(sql, names)})
     SELECT l.name, l.address, l.registered_at::integer AS registered_at, l.expire_block::integer AS expire_block,
       l.zonefile_hash, l.status, l.tx_id,
       COALESCE((SELECT z.zonefile FROM bns_zonefiles z WHERE z.name = l.name AND z.zonefile_hash = l.zonefile_hash
@@ -43,13 +47,7 @@ export async function currentNames(sql: Sql, names: string[]): Promise<BnsNameRo
 export async function currentNameSet(sql: Sql, names: string[]): Promise<Set<string>> {
   if (!names.length) return new Set();
   const rows = await sql<{ name: string }[]>`
-    SELECT name FROM (
-      SELECT DISTINCT ON (name) name, status
-      FROM bns_names
-      WHERE name = ANY(${names})
-      ORDER BY name, registered_at DESC, microblock_sequence DESC, tx_index DESC, event_index DESC
-    ) latest
-    WHERE status <> 'name-revoke'`;
+    SELECT name FROM (${latestNameRows(sql, names)}) latest WHERE status <> 'name-revoke'`;
   return new Set(rows.map((r) => r.name));
 }
 
