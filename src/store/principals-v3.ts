@@ -321,9 +321,7 @@ export async function nftHoldingPage(
   const first = page[0];
   const [before, [count]] = await Promise.all([
     held(sql`AND (asset_identifier COLLATE "C", value_hex COLLATE "C") < (${first.asset_identifier}, ${first.value_hex})`, 'DESC', q.limit),
-    sql<{ n: number }[]>`
-      WITH mb AS (${unconfirmedNftOwners(sql)})
-      SELECT ${heldCount(sql, principal)}::int AS n`,
+    sql<{ n: number }[]>`SELECT ${heldCount(sql, principal)} AS n`,
   ]);
   return { rows: page, total: count.n, next: rows[q.limit] ?? null, prev: before[before.length - 1] ?? null };
 }

@@ -23,65 +23,31 @@ export interface HoldingRow {
  * The owner each NFT has after the unconfirmed microblock stream (its latest canonical event there, for the keys it
  * touches), as rows (asset_identifier, value_hex, owner, tx_id, block_height, microblock_sequence, tx_index,
  * event_index): what nft_custody (anchored chain only) is overridden by where the reference's custody took microblock
- * events as they arrived.
+ * events as they arrived. The rule is the view nft_unconfirmed_owners (sql/0116).
  */
 export function unconfirmedNftOwners(sql: Sql) {
-  return sql`
-    SELECT DISTINCT ON (e.asset_identifier, e.value_hex)
-      e.asset_identifier, e.value_hex, e.recipient AS owner, e.tx_id, e.block_height, t.microblock_sequence, e.tx_index, e.event_index
-    FROM events e JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash AND t.microblock_hash = e.microblock_hash
-    WHERE e.index_block_hash = '' AND e.event_type = 'non_fungible_token_asset' AND e.canonical AND e.microblock_canonical
-    ORDER BY e.asset_identifier, e.value_hex, e.block_height DESC, t.microblock_sequence DESC, e.tx_index DESC, e.event_index DESC`;
+  return sql`SELECT * FROM nft_unconfirmed_owners`;
 }
 
 /**
- * How many NFTs `principal` holds (of `assets`, when given), as an SQL expression over the `mb` CTE
- * (unconfirmedNftOwners) in scope: the maintained custody counts per owner and asset class (nft_owner_counts,
- * sql/0107; per owner, nft_owner_totals, sql/0114, when no asset is named), less the principal's custody rows the
- * unconfirmed stream overrides, plus the stream's rows that name it.
+ * How many NFTs `principal` holds (of `assets`, when given), as an SQL expression: nft_held_count (sql/0116), the
+ * maintained custody counts corrected by the unconfirmed stream, planned once per connection.
  */
 export function heldCount(sql: Sql, principal: string, assets?: string[]) {
-  const filtered = !!assets && assets.length > 0;
-  const only = (col: string) => (filtered ? sql`AND ${sql(col)} = ANY(${assets})` : sql``);
-  // without an asset filter, the owner's total (nft_owner_totals, sql/0114) rather than a sum over its classes
-  const maintained = filtered
-    ? sql`(SELECT COALESCE(sum(o.n), 0) FROM nft_owner_counts o WHERE o.owner = ${principal} ${only('o.asset_identifier')})`
-    : sql`(SELECT COALESCE(max(o.n), 0) FROM nft_owner_totals o WHERE o.owner = ${principal})`;
-  return sql`(
-    ${maintained}
-    - (SELECT count(*) FROM mb JOIN nft_custody c ON c.asset_identifier = mb.asset_identifier AND c.value_hex = mb.value_hex
-       WHERE c.owner = ${principal} ${only('c.asset_identifier')})
-    + (SELECT count(*) FROM mb WHERE mb.owner = ${principal} ${only('mb.asset_identifier')}))`;
+  return sql`nft_held_count(${principal}, ${assets && assets.length ? assets : null}::text[])`;
 }
 
 /**
  * The NFTs `principal` holds, newest acquisition first: nft_custody (canonical anchored chain), overridden by the
  * unconfirmed microblock stream's latest event for a key (the reference's custody table takes microblock events as
- * they arrive). A page reads the newest limit + offset custody rows in index order (nft_custody_owner) beside the
- * stream's few rows; `total` comes from the maintained per-owner counts (heldCount).
+ * they arrive). nft_holdings_page (sql/0116) reads the newest limit + offset custody rows in index order
+ * (nft_custody_owner) beside the stream's few rows, with a plan kept for the connection (planning it cost more than
+ * running it); `total` is heldCount's.
  */
 export async function nftHoldings(sql: Sql, principal: string, assets: string[] | undefined, page: Page): Promise<HoldingRow[]> {
-  const assetFilter = (col: string) =>
-    assets && assets.length ? sql`AND ${sql(col)} = ANY(${assets})` : sql``;
-  const notOverridden = sql`NOT EXISTS (SELECT 1 FROM mb WHERE mb.asset_identifier = c.asset_identifier AND mb.value_hex = c.value_hex)`;
   return sql<HoldingRow[]>`
-    WITH mb AS MATERIALIZED (${unconfirmedNftOwners(sql)}), top AS (
-      SELECT c.asset_identifier, c.value_hex, c.tx_id, c.block_height, 2147483647 AS microblock_sequence, c.tx_index, c.event_index
-      FROM nft_custody c
-      WHERE c.owner = ${principal} ${assetFilter('c.asset_identifier')} AND ${notOverridden}
-      ORDER BY c.block_height DESC, c.tx_index DESC, c.event_index DESC
-      LIMIT ${page.limit + page.offset}
-    ), held AS (
-      SELECT * FROM top
-      UNION ALL
-      SELECT asset_identifier, value_hex, tx_id, block_height, microblock_sequence, tx_index, event_index
-      FROM mb WHERE owner = ${principal} ${assetFilter('asset_identifier')}
-    )
-    SELECT asset_identifier, value_hex, block_height::int AS block_height, tx_id,
-      ${heldCount(sql, principal, assets)}::int AS total
-    FROM held
-    ORDER BY block_height DESC, microblock_sequence DESC, tx_index DESC, event_index DESC
-    LIMIT ${page.limit} OFFSET ${page.offset}`;
+    SELECT asset_identifier, value_hex, block_height, tx_id, total
+    FROM nft_holdings_page(${principal}, ${assets && assets.length ? assets : null}::text[], ${page.limit}, ${page.offset})`;
 }
 
 export interface NftEventRow {
