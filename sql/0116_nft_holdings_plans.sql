@@ -47,8 +47,8 @@ $$;
 -- A page of the NFTs p_principal holds (of the classes p_assets, when it names any), newest acquisition first:
 -- nft_custody (canonical anchored chain) where the unconfirmed stream does not override it, and the stream's rows that
 -- name the principal. Only the newest p_limit + p_offset custody rows are read (nft_custody_owner order). `total` is
--- nft_held_count on every row.
-CREATE OR REPLACE FUNCTION nft_holdings_page(p_principal text, p_assets text[], p_limit integer, p_offset integer)
+-- nft_held_count on every row. The limit and offset are bigint: an offset can be any safe integer (an empty page).
+CREATE OR REPLACE FUNCTION nft_holdings_page(p_principal text, p_assets text[], p_limit bigint, p_offset bigint)
 RETURNS TABLE (asset_identifier text, value_hex text, block_height integer, tx_id text, total integer)
 LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
