@@ -34,7 +34,7 @@ export function unconfirmedNftOwners(sql: Sql) {
  * maintained custody counts corrected by the unconfirmed stream, planned once per connection.
  */
 export function heldCount(sql: Sql, principal: string, assets?: string[]) {
-  return sql`nft_held_count(${principal}, ${assets && assets.length ? assets : null}::text[])`;
+  return sql`nft_held_count(${principal}, ${assets ?? null}::text[])`;
 }
 
 /**
@@ -47,7 +47,7 @@ export function heldCount(sql: Sql, principal: string, assets?: string[]) {
 export async function nftHoldings(sql: Sql, principal: string, assets: string[] | undefined, page: Page): Promise<HoldingRow[]> {
   return sql<HoldingRow[]>`
     SELECT asset_identifier, value_hex, block_height, tx_id, total
-    FROM nft_holdings_page(${principal}, ${assets && assets.length ? assets : null}::text[], ${page.limit}, ${page.offset})`;
+    FROM nft_holdings_page(${principal}, ${assets ?? null}::text[], ${page.limit}, ${page.offset})`;
 }
 
 export interface NftEventRow {
