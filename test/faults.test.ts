@@ -23,7 +23,7 @@ import { buildService, spawnService, type Build, type ChildService } from './hel
 import { freePort, startPostgres, type PgInstance } from './helpers/instances.js';
 import { deliverUntilAccepted, nodeReplay, type NodeReplayStats } from './helpers/node-replayer.js';
 import { readFixture, type FixtureLine } from './helpers/fixtures.js';
-import { dumpDatabase, dumpEverything, rankSeq } from './helpers/dump.js';
+import { dumpDatabase, dumpEverything, rankSeq, rankSurrogateIds } from './helpers/dump.js';
 import { connectDatabase } from '../src/store/connect.js';
 import { migrate } from '../src/store/migrate.js';
 import { DEFERRABLE_INDEXES, deferredIndexCount } from '../src/store/bulk-indexes.js';
@@ -63,24 +63,6 @@ async function everythingOf(url: string): Promise<Dump> {
   } finally {
     await db.close();
   }
-}
-
-/**
- * Surrogate ids (bigserial) of the derived tables are ordering keys too, and crash recovery skips ahead in their
- * sequences as in change_seq's: each `id` is replaced by its rank in its table.
- */
-function rankSurrogateIds(dump: Record<string, readonly unknown[]>): Record<string, readonly unknown[]> {
-  const out: Record<string, readonly unknown[]> = {};
-  for (const [table, rows] of Object.entries(dump)) {
-    if (!rows.length || typeof rows[0] !== 'string' || !(rows[0] as string).includes('"id": ')) {
-      out[table] = rows;
-      continue;
-    }
-    const parsed = rows.map((r) => JSON.parse(r as string) as Record<string, unknown>);
-    const rank = new Map([...new Set(parsed.map((r) => Number(r.id)))].sort((a, b) => a - b).map((v, i) => [v, i]));
-    out[table] = parsed.map((r) => JSON.stringify({ ...r, id: rank.get(Number(r.id)) })).sort();
-  }
-  return out;
 }
 
 /** The reference result: the fixture fed in order through the pipeline in this process, no fault. */

@@ -18,7 +18,7 @@
  */
 import type { Logger } from 'pino';
 import type { Sql } from '../store/connect.js';
-import { applyMessage, type IngestResult, type LoggedUpdate } from '../store/ingest.js';
+import { applyMessage, FastPathMissed, sendsWithoutWaiting, type IngestResult, type SentTip, type LoggedUpdate } from '../store/ingest.js';
 import { flushDerived, lockProjector, logBodies, markApplied, pendingMessages, recordProjectorFailure, logPosition, type ProjectorRow } from '../store/event-log.js';
 import { isPushable, type ChainUpdate } from '../chain/types.js';
 
@@ -57,6 +57,10 @@ export interface ProjectorMetrics {
   known_logged_id: number;
   messages_applied: number;
   batches: number;
+  /** blocks sent without waiting for the statements before them (src/store/ingest.ts sendsWithoutWaiting) */
+  blocks_sent_ahead: number;
+  /** batches applied again, each block waiting, because a block sent ahead missed the one-statement path */
+  send_ahead_retries: number;
   /** ms from acknowledgement to projection commit, over the last 4,096 messages acknowledged by this process */
   lag_ms: { samples: number; p50: number | null; p99: number | null; max: number | null };
   failure: { id: number; reason: string; at: string } | null;
@@ -89,6 +93,8 @@ export class Projector {
   private lagCount = 0;
   private messagesApplied = 0;
   private batches = 0;
+  private blocksSentAhead = 0;
+  private sendAheadRetries = 0;
   /** ANALYZE as the tables grow from empty (see refreshStatistics) */
   private analyzeAt = 64;
   private analyzing = false;
@@ -225,6 +231,8 @@ export class Projector {
       known_logged_id: this.newest,
       messages_applied: this.messagesApplied,
       batches: this.batches,
+      blocks_sent_ahead: this.blocksSentAhead,
+      send_ahead_retries: this.sendAheadRetries,
       lag_ms: { samples: n, p50: q(0.5), p99: q(0.99), max: n ? Math.round(sorted[n - 1] * 10) / 10 : null },
       failure: this.failure ? { id: this.failure.id, reason: this.failure.reason, at: this.failure.at.toISOString() } : null,
     };
@@ -233,6 +241,8 @@ export class Projector {
   private async run(): Promise<void> {
     /** apply one message per transaction up to this id (isolating the message a failed batch stumbled on) */
     let isolateUpTo = 0;
+    /** apply blocks without sending ahead up to this id (a block sent ahead missed the one-statement path) */
+    let sendAheadOffUpTo = 0;
     let pause = this.retry.min;
     while (!this.stopping) {
       try {
@@ -264,9 +274,16 @@ export class Projector {
         continue;
       }
       let results: IngestResult[] | undefined;
+      const waitEach = sendAheadOffUpTo >= batch[0].id;
       try {
-        results = await this.apply(batch);
+        results = await this.apply(batch, waitEach);
       } catch (err) {
+        if (err instanceof FastPathMissed && !waitEach) {
+          // a block sent ahead took the general path after all: the same batch again, each block waiting
+          sendAheadOffUpTo = batch[batch.length - 1].id;
+          this.sendAheadRetries++;
+          continue;
+        }
         if (batch.length > 1) {
           isolateUpTo = batch[batch.length - 1].id;
           continue;
@@ -339,15 +356,42 @@ export class Projector {
   }
 
   /** One transaction for the batch; undefined when another projector had moved past this one's place. */
-  private async apply(batch: (LoggedUpdate & { outbox: boolean })[]): Promise<IngestResult[] | undefined> {
+  private async apply(batch: (LoggedUpdate & { outbox: boolean })[], sendAheadOff = false): Promise<IngestResult[] | undefined> {
     const outcome = (await this.sql.begin(async (tx) => {
       const t = tx as unknown as Sql;
       // a batch computes the derived tables once, for the net flips of its blocks (sql/0100_derived_batches.sql)
       const deferred = batch.length > 1;
       const committed = await lockProjector(t, deferred);
       if (committed !== this.applied) return { moved: committed };
-      const results: IngestResult[] = [];
-      for (const m of batch) results.push(await applyMessage(t, m, { pushOutbox: m.outbox, fastBlocks: this.fastBlocks }));
+      // Pipelined (sendsWithoutWaiting): a message that does not depend on an answer is sent without waiting for
+      // the previous one's, so PostgreSQL works while this process prepares the next statements; any other message
+      // waits for everything sent before it and for its own answers. A failed statement fails the batch as before.
+      const results: IngestResult[] = new Array(batch.length);
+      const inflight: Promise<unknown>[] = [];
+      let tip: SentTip | undefined; // unknown until a block of this batch is answered
+      let sentAhead = 0;
+      for (let i = 0; i < batch.length; i++) {
+        const m = batch[i];
+        const ahead = sendsWithoutWaiting(m, this.fastBlocks && !sendAheadOff ? tip : undefined);
+        const applied = applyMessage(t, m, { pushOutbox: m.outbox, fastBlocks: this.fastBlocks, expectFast: ahead && m.update.kind === 'block' })
+          .then((r) => (results[i] = r));
+        inflight.push(applied);
+        if (ahead) applied.catch(() => undefined); // awaited below: a rejection before then is not unhandled
+        else {
+          await Promise.all(inflight);
+          inflight.length = 0;
+        }
+        if (m.update.kind === 'microblocks') tip = undefined;
+        if (m.update.kind === 'block') {
+          const b = m.update.block;
+          // a block sent ahead is the tip once it is applied; the general path makes a block canonical only when it
+          // becomes the tip, and otherwise leaves the tip where it was
+          if (ahead) sentAhead++;
+          if (ahead || results[i].canonicalBlock === b.index_block_hash) tip = { index_block_hash: b.index_block_hash, block_height: b.block_height };
+        }
+      }
+      await Promise.all(inflight);
+      this.blocksSentAhead += sentAhead;
       if (deferred) await flushDerived(t);
       await markApplied(t, batch[batch.length - 1].id);
       return { results };

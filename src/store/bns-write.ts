@@ -45,8 +45,8 @@ export async function writeBnsAttachments(tx: Sql, body: string): Promise<void> 
     return;
   }
   const zonefiles = bnsZonefileRows(parsed);
-  await insertZonefiles(tx, zonefiles);
-  await insertSubdomains(tx, zonefiles.flatMap(bnsSubdomainRows));
+  // both statements are sent at once, in this order (the projector pipelines attachments: appliesWithoutWaiting)
+  await Promise.all([insertZonefiles(tx, zonefiles), insertSubdomains(tx, zonefiles.flatMap(bnsSubdomainRows))]);
 }
 
 /** Parses the subdomains of the name-update zonefiles the migration backfilled (bns_subdomains_pending). */

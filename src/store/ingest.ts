@@ -93,6 +93,40 @@ export interface LoggedUpdate {
   update: ChainUpdate;
 }
 
+/** The canonical tip as the statements sent so far leave it (the projector's pipelining). */
+export interface SentTip {
+  index_block_hash: string;
+  block_height: number;
+}
+
+/**
+ * Whether the projector may send a message's statements without waiting for the answers to the previous ones, and
+ * send the next message's before this one's answer: applyMessage then sends all of its statements before it first
+ * waits, and nothing it sends depends on an answer. PostgreSQL runs a connection's statements in the order they were
+ * sent, so the writes are those of one-by-one application.
+ * - Burn blocks, mempool and drop messages (one statement each) and attachments (two, sent together): always.
+ * - A block: when it extends `tip` (the tip the statements sent before it leave) and carries no reward set, so the
+ *   one-statement path (project_block_fast) is expected to take it. It is sent with `expectFast`: should that path
+ *   decline it after all (a stream of unconfirmed microblocks on its parent, the same block in another encoding),
+ *   applyMessage throws FastPathMissed instead of running the general path, and the projector applies the batch
+ *   again without sending ahead.
+ * - Microblocks and every other block: no (the general path reads before it writes).
+ */
+export function sendsWithoutWaiting(m: Pick<LoggedUpdate, 'update' | 'body'>, tip: SentTip | undefined): boolean {
+  const u = m.update;
+  if (u.kind === 'burn_block' || u.kind === 'mempool' || u.kind === 'drop_mempool' || u.kind === 'raw') return true;
+  if (u.kind !== 'block' || !tip) return false;
+  const b = u.block;
+  return b.block_height > 1 && b.parent_index_block_hash === tip.index_block_hash && b.block_height > tip.block_height && !REWARD_SET.test(m.body);
+}
+
+/** A block sent with `expectFast` that the one-statement path declined: nothing after it may stand. */
+export class FastPathMissed extends Error {
+  constructor(readonly id: number) {
+    super(`message ${id}: the block did not take the one-statement path the projector sent it ahead on`);
+  }
+}
+
 /** How many block messages (this process) went through the one-statement path and through the general transaction. */
 export const blockPaths = { fast: 0, general: 0 };
 
@@ -104,7 +138,7 @@ export const blockPaths = { fast: 0, general: 0 };
 export async function applyMessage(
   tx: Tx,
   m: LoggedUpdate,
-  opts: { pushOutbox?: boolean; fastBlocks?: boolean } = {},
+  opts: { pushOutbox?: boolean; fastBlocks?: boolean; expectFast?: boolean } = {},
 ): Promise<IngestResult> {
   const { update, path, id } = m;
   const outbox = opts.pushOutbox ?? false;
@@ -132,6 +166,7 @@ export async function applyMessage(
       blockPaths.fast++;
       return fast;
     }
+    if (opts.expectFast) throw new FastPathMissed(id);
   }
   let result: IngestResult;
   if (update.kind === 'block') {

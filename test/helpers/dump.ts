@@ -82,3 +82,21 @@ export function rankSeq(dump: Record<string, readonly unknown[]>): Record<string
   }
   return out;
 }
+
+/**
+ * Surrogate ids (bigserial) of the derived tables are ordering keys too, and crash recovery skips ahead in their
+ * sequences as in change_seq's: each `id` is replaced by its rank in its table.
+ */
+export function rankSurrogateIds(dump: Record<string, readonly unknown[]>): Record<string, readonly unknown[]> {
+  const out: Record<string, readonly unknown[]> = {};
+  for (const [table, rows] of Object.entries(dump)) {
+    if (!rows.length || typeof rows[0] !== 'string' || !(rows[0] as string).includes('"id": ')) {
+      out[table] = rows;
+      continue;
+    }
+    const parsed = rows.map((r) => JSON.parse(r as string) as Record<string, unknown>);
+    const rank = new Map([...new Set(parsed.map((r) => Number(r.id)))].sort((a, b) => a - b).map((v, i) => [v, i]));
+    out[table] = parsed.map((r) => JSON.stringify({ ...r, id: rank.get(Number(r.id)) })).sort();
+  }
+  return out;
+}

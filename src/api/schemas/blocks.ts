@@ -136,6 +136,8 @@ export const IngestStatusResponse = component(
         known_logged_id: z.int(),
         messages_applied: z.int(),
         batches: z.int(),
+        blocks_sent_ahead: z.int().describe('blocks sent without waiting for the answers to the statements before them (pipelined)'),
+        send_ahead_retries: z.int().describe('batches applied again, each block waiting, because a block sent ahead missed the one-statement path'),
         lag_ms: z.object({ samples: z.int(), p50: z.number().nullable(), p99: z.number().nullable(), max: z.number().nullable() }),
         failure: z.object({ id: z.int(), reason: z.string(), at: z.string() }).nullable(),
       })
