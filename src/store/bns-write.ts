@@ -45,7 +45,7 @@ export async function writeBnsAttachments(tx: Sql, body: string): Promise<void> 
     return;
   }
   const zonefiles = bnsZonefileRows(parsed);
-  // both statements are sent at once, in this order (the projector pipelines attachments: appliesWithoutWaiting)
+  // both statements are sent at once, in this order (the projector pipelines attachments: sendsWithoutWaiting)
   await Promise.all([insertZonefiles(tx, zonefiles), insertSubdomains(tx, zonefiles.flatMap(bnsSubdomainRows))]);
 }
 

@@ -106,10 +106,11 @@ export interface SentTip {
  * sent, so the writes are those of one-by-one application.
  * - Burn blocks, mempool and drop messages (one statement each) and attachments (two, sent together): always.
  * - A block: when it extends `tip` (the tip the statements sent before it leave) and carries no reward set, so the
- *   one-statement path (project_block_fast) is expected to take it. It is sent with `expectFast`: should that path
- *   decline it after all (a stream of unconfirmed microblocks on its parent, the same block in another encoding),
- *   applyMessage throws FastPathMissed instead of running the general path, and the projector applies the batch
- *   again without sending ahead.
+ *   one-statement path (project_block_fast) is expected to take it: the tip is its parent, and no stream of
+ *   unconfirmed microblocks can hang on the tip (a microblock message forgets the known tip) nor can the block be
+ *   stored already (a stored block is never above the tip). It is sent with `expectFast`: should the function, which
+ *   checks the database, decline it all the same, applyMessage throws FastPathMissed instead of running the general
+ *   path, and the projector applies the batch again without sending ahead.
  * - Microblocks and every other block: no (the general path reads before it writes).
  */
 export function sendsWithoutWaiting(m: Pick<LoggedUpdate, 'update' | 'body'>, tip: SentTip | undefined): boolean {
