@@ -67,6 +67,37 @@ function attachmentMetadata(hex: string): { name: string; namespace: string; op:
   };
 }
 
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A buffer's bytes as UTF-8 text; null when they are not UTF-8 or hold a NUL (which PostgreSQL text cannot). */
+function utf8OrNull(hex: string): string | null {
+  try {
+    const s = strictUtf8.decode(Buffer.from(strip0x(hex), 'hex'));
+    return s.includes('\0') ? null : s;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The name a bns::names NFT key stands for (a tuple of `name` and `namespace` buffers): "name.namespace", or null
+ * when the key is not such a tuple or a part is not UTF-8 text.
+ */
+export function bnsNameOfKey(hex: string): string | null {
+  let cv: DecodedTuple;
+  try {
+    cv = codec.decodeClarityValue(hex.startsWith('0x') ? hex : '0x' + hex) as unknown as DecodedTuple;
+  } catch {
+    return null;
+  }
+  const name = cv.type_id === 12 ? cv.data?.name?.buffer : undefined;
+  const namespace = cv.type_id === 12 ? cv.data?.namespace?.buffer : undefined;
+  if (typeof name !== 'string' || typeof namespace !== 'string') return null;
+  const n = utf8OrNull(name);
+  const ns = utf8OrNull(namespace);
+  return n === null || ns === null ? null : `${n}.${ns}`;
+}
+
 /** The zonefile rows of an `/attachments/new` body: attachments of the BNS contract whose metadata decodes. */
 export function bnsZonefileRows(body: unknown): BnsZonefileRow[] {
   if (!Array.isArray(body)) return [];

@@ -2,6 +2,7 @@
 // row present is a canonical one; zonefiles and subdomains count through the canonical name rows that carry them.
 import type { Sql } from './connect.js';
 import { unconfirmedNftOwners } from './tokens.js';
+import { bnsNameOfKey } from '../chain/bns.js';
 
 const BNS_NAME_ASSETS = ['SP000000000000000000002Q6VF78.bns::names', 'ST000000000000000000002AMW42H.bns::names'];
 
@@ -201,7 +202,7 @@ export async function namesOwnedBy(sql: Sql, address: string): Promise<{ subdoma
   // table (sql/0106: an owner written by a block that was orphaned since stays), with the unconfirmed microblock
   // stream's owners over it (the reference's table takes them as they arrive); and the names it registered at height
   // 1 (imports) unless custody names another owner (an NFT burnt, owner NULL, does not count, as there).
-  const held = await sql<{ name: string }[]>`
+  const held = await sql<{ value_hex: string | null; name: string | null }[]>`
     WITH mb AS MATERIALIZED (
       SELECT * FROM (${unconfirmedNftOwners(sql)}) u WHERE u.asset_identifier = ANY(${BNS_NAME_ASSETS})
     ), mine AS (
@@ -211,13 +212,11 @@ export async function namesOwnedBy(sql: Sql, address: string): Promise<{ subdoma
       UNION
       SELECT value_hex FROM mb WHERE owner = ${address}
     )
-    -- each key decoded once (pulled up, the subquery's bns_cv ran again inside each filter: three decodes a name)
-    , decoded AS MATERIALIZED (SELECT bns_cv(value_hex) AS v FROM mine)
-    SELECT bns_utf8(v->>'name') || '.' || bns_utf8(v->>'namespace') AS name
-    FROM decoded d
-    WHERE bns_utf8(v->>'name') IS NOT NULL AND bns_utf8(v->>'namespace') IS NOT NULL
-    UNION
-    SELECT n.name FROM bns_names n
+    -- the keys are decoded here, with the native Clarity decoder (in plpgsql, bns_cv took 20 µs a name: 120 ms for
+    -- a principal holding 6,000 names)
+    SELECT value_hex, NULL::text AS name FROM mine
+    UNION ALL
+    SELECT NULL, n.name FROM bns_names n
     WHERE n.address = ${address} AND n.registered_at = 1
       AND NOT EXISTS (
         SELECT 1 FROM (
@@ -228,7 +227,12 @@ export async function namesOwnedBy(sql: Sql, address: string): Promise<{ subdoma
           UNION ALL
           SELECT owner FROM mb WHERE mb.value_hex = bns_name_cv(split_part(n.name, '.', 1), split_part(n.name, '.', 2))
         ) c WHERE c.owner <> ${address})`;
-  return { subdomains, names: held.map((r) => r.name) };
+  const names = new Set<string>();
+  for (const r of held) {
+    const name = r.value_hex === null ? r.name : bnsNameOfKey(r.value_hex);
+    if (name !== null) names.add(name);
+  }
+  return { subdomains, names: [...names] };
 }
 
 /**
