@@ -220,8 +220,8 @@ export async function namesOwnedBy(sql: Sql, address: string): Promise<{ subdoma
       UNION
       SELECT value_hex FROM mb WHERE owner = ${address}
     )
-    -- the keys are decoded here, with the native Clarity decoder (in plpgsql, bns_cv took 20 µs a name: 120 ms for
-    -- a principal holding 6,000 names)
+    -- the keys are decoded below, in TypeScript with the native Clarity decoder (in plpgsql, bns_cv took 20 µs a
+    -- name: 120 ms for a principal holding 6,000 names)
     SELECT value_hex, NULL::text AS name FROM mine
     UNION ALL
     SELECT NULL, n.name FROM bns_names n
