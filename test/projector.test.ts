@@ -93,6 +93,7 @@ describe('batch projection = one-by-one projection', () => {
     expect((one.blocks as { canonical: boolean }[]).some((b) => !b.canonical)).toBe(true);
     for (const other of rest) expect(other).toEqual(one);
   }, 180_000);
+
   it('a block sent ahead that misses the one-statement path: the batch is applied again, each block waiting, with the same tables', async () => {
     // Nothing in a node's stream makes project_block_fast decline a block that extends the tip inside a batch (the
     // conditions are in sendsWithoutWaiting's comment), so this test stores, before the import, an unconfirmed
