@@ -47,14 +47,19 @@ interface DecodedTuple {
   data?: Record<string, { type_id: number; buffer?: string; data?: string }>;
 }
 
+/** A serialized Clarity value, decoded (undefined when it does not decode). */
+function decodeCv(hex: string): DecodedTuple | undefined {
+  try {
+    return codec.decodeClarityValue(hex.startsWith('0x') ? hex : '0x' + hex) as unknown as DecodedTuple;
+  } catch {
+    return undefined;
+  }
+}
+
 /** name, namespace and op of an attachment's metadata (a Clarity tuple), or null. */
 function attachmentMetadata(hex: string): { name: string; namespace: string; op: string } | null {
-  let cv: DecodedTuple;
-  try {
-    cv = codec.decodeClarityValue(hex.startsWith('0x') ? hex : '0x' + hex) as unknown as DecodedTuple;
-  } catch {
-    return null;
-  }
+  const cv = decodeCv(hex);
+  if (!cv) return null;
   const d = cv.data;
   const name = d?.name?.buffer;
   const namespace = d?.namespace?.buffer;
@@ -84,14 +89,10 @@ function utf8OrNull(hex: string): string | null {
  * when the key is not such a tuple or a part is not UTF-8 text.
  */
 export function bnsNameOfKey(hex: string): string | null {
-  let cv: DecodedTuple;
-  try {
-    cv = codec.decodeClarityValue(hex.startsWith('0x') ? hex : '0x' + hex) as unknown as DecodedTuple;
-  } catch {
-    return null;
-  }
-  const name = cv.type_id === 12 ? cv.data?.name?.buffer : undefined;
-  const namespace = cv.type_id === 12 ? cv.data?.namespace?.buffer : undefined;
+  const cv = decodeCv(hex);
+  const tuple = cv?.type_id === 12 ? cv.data : undefined;
+  const name = tuple?.name?.buffer;
+  const namespace = tuple?.namespace?.buffer;
   if (typeof name !== 'string' || typeof namespace !== 'string') return null;
   const n = utf8OrNull(name);
   const ns = utf8OrNull(namespace);

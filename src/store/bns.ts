@@ -22,13 +22,19 @@ export function nameOfSubdomain(fqn: string): string {
   return fqn.split('.').slice(-2).join('.');
 }
 
-/** The latest canonical row of each of `names` (the operation that decides whether a name is current). */
+/**
+ * The latest canonical row of each of `names` (the operation that decides whether a name is current), read from each
+ * name's index one name at a time (DISTINCT ON over every operation of the names sorted them all: 60 ms against 30
+ * for 5,930 names).
+ */
 function latestNameRows(sql: Sql, names: string[]) {
   return sql`
-    SELECT DISTINCT ON (name) *
-    FROM bns_names
-    WHERE name = ANY(${names})
-    ORDER BY name, registered_at DESC, microblock_sequence DESC, tx_index DESC, event_index DESC`;
+    SELECT latest.* FROM (SELECT DISTINCT unnest(${names}::text[]) AS name) x
+    CROSS JOIN LATERAL (
+      SELECT n.* FROM bns_names n WHERE n.name = x.name
+      ORDER BY n.registered_at DESC, n.microblock_sequence DESC, n.tx_index DESC, n.event_index DESC
+      LIMIT 1
+    ) latest`;
 }
 
 /** The latest canonical operation of each of these names, unless it is a revoke (getNamesAtBlockHeight). */
@@ -47,16 +53,8 @@ export async function currentNames(sql: Sql, names: string[]): Promise<BnsNameRo
 /** Which of `names` are current (their latest canonical row is not a revoke): currentNames without the records. */
 export async function currentNameSet(sql: Sql, names: string[]): Promise<Set<string>> {
   if (!names.length) return new Set();
-  // the latest operation of each name read from its index, one name at a time (DISTINCT ON over every operation of
-  // the names sorted them all: 60 ms against 30 for 5,930 names)
   const rows = await sql<{ name: string }[]>`
-    SELECT x.name FROM unnest(${names}::text[]) AS x(name)
-    CROSS JOIN LATERAL (
-      SELECT n.status FROM bns_names n WHERE n.name = x.name
-      ORDER BY n.registered_at DESC, n.microblock_sequence DESC, n.tx_index DESC, n.event_index DESC
-      LIMIT 1
-    ) latest
-    WHERE latest.status <> 'name-revoke'`;
+    SELECT name FROM (${latestNameRows(sql, names)}) latest WHERE status <> 'name-revoke'`;
   return new Set(rows.map((r) => r.name));
 }
 
