@@ -168,6 +168,8 @@ export async function buildMessages(
   let balanceHeight: { height: number; burnHeight: number } | undefined;
   let anchoredBlock: string | undefined;
   let touchedOnly: string[] = [];
+  /** a block stored off the canonical chain: its principals are touchedOnly's, by the reference's rule */
+  let nonCanonicalBlock = false;
 
   switch (u.kind) {
     case 'block': {
@@ -208,12 +210,18 @@ export async function buildMessages(
       // The reference notifies the principals of every stored block, canonical or not: a non-canonical block's
       // principals get their balance at its height (its txs are no canonical address-transaction), the lock state
       // judged at the burn height of the canonical block at that height (none: no balance, as the reference fails).
+      // A principal someone follows in address-transaction gets nothing when it has no canonical tx at that height:
+      // the reference reads its txs at that height first and stops there when there are none.
       else {
         const burnHeight = await changes.canonicalBurnHeightAt(sql, b.block_height);
         if (burnHeight !== undefined) {
-          touchedOnly = touchedPrincipals(u);
+          const touched = touchedPrincipals(u);
+          const followed = touched.filter((p) => want.wants(rooms.addressTransaction(p)));
+          const withTxs = await changes.principalsWithCanonicalTxsAt(sql, followed, b.block_height);
+          touchedOnly = touched.filter((p) => !want.wants(rooms.addressTransaction(p)) || withTxs.has(p));
           balanceHeight = { height: b.block_height, burnHeight };
         }
+        nonCanonicalBlock = true;
       }
       break;
     }
@@ -327,7 +335,7 @@ export async function buildMessages(
     note(m.token_transfer_recipient, m);
   }
   // Orphaned txs (no canonical placement) still change their parties' balances.
-  const orphanParties = changed.filter((id) => !minedById.has(id) && shapes.get(id)?.canonical === false);
+  const orphanParties = nonCanonicalBlock ? [] : changed.filter((id) => !minedById.has(id) && shapes.get(id)?.canonical === false);
   for (const id of orphanParties) {
     const s = shapes.get(id)!;
     note(s.sender_address as string, undefined);

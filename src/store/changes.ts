@@ -115,6 +115,27 @@ export async function canonicalMinedTxs(sql: Sql, txIds: string[]): Promise<TxRo
     WHERE x.tx_id = ANY(${txIds}) AND x.canonical AND x.microblock_canonical`;
 }
 
+/**
+ * Which of these principals have a canonical tx at stacks height `height` by the reference's rule for an address's
+ * transactions: sender (not sponsor), token-transfer recipient, called or deployed contract, or a party of one of the
+ * tx's STX / FT / NFT events (any placement's events, as the reference joins them by tx id).
+ */
+export async function principalsWithCanonicalTxsAt(sql: Sql, principals: string[], height: number): Promise<Set<string>> {
+  if (!principals.length) return new Set();
+  const rows = await sql<{ principal: string }[]>`
+    SELECT p.principal FROM unnest(${principals}::text[]) AS p(principal)
+    WHERE EXISTS (
+      SELECT 1 FROM txs x
+      WHERE x.block_height = ${height} AND x.canonical AND x.microblock_canonical
+        AND (x.sender_address = p.principal OR x.token_transfer_recipient = p.principal
+          OR x.contract_call_contract_id = p.principal OR x.smart_contract_contract_id = p.principal
+          OR EXISTS (
+            SELECT 1 FROM events e
+            WHERE e.tx_id = x.tx_id AND e.event_type IN ('stx_asset', 'fungible_token_asset', 'non_fungible_token_asset')
+              AND (e.sender = p.principal OR e.recipient = p.principal))))`;
+  return new Set(rows.map((r) => r.principal));
+}
+
 /** Events of the canonical placements of these txs, in chain order. */
 export async function canonicalEventsOfTxs(sql: Sql, txIds: string[]): Promise<EventDbRow[]> {
   if (!txIds.length) return [];
