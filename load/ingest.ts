@@ -24,7 +24,8 @@
  * --generate N firehoses a synthetic chain of N blocks (load/generate.ts; built in memory before the clock starts, so
  * signing is not measured) instead of a fixture file. The table shows count, mean, p50, p99 and max ms per path.
  */
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { createReadStream, writeFileSync, mkdirSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
@@ -75,25 +76,29 @@ interface Line {
   txs: number;
 }
 
-function readLines(file: string): Line[] {
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => {
+/** A stream's lines, read again from the file on each call (a 100,000-block file is larger than one string can be). */
+function fileLines(file: string): () => AsyncIterable<Line> {
+  return async function* () {
+    const rl = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
+    for await (const l of rl) {
+      if (!l.trim()) continue;
       const parts = l.split('\t');
       const body = parts.slice(3).join('\t');
       let txs = 0;
       if (parts[2] === '/new_block' || parts[2] === '/new_microblocks') txs = (JSON.parse(body) as { transactions: unknown[] }).transactions.length;
       else if (parts[2] === '/new_mempool_tx') txs = (JSON.parse(body) as unknown[]).length;
-      return { path: parts[2], body, txs };
-    });
+      yield { path: parts[2], body, txs };
+    }
+  };
 }
 
-async function generatedLines(a: Args): Promise<Line[]> {
+async function generatedLines(a: Args): Promise<() => AsyncIterable<Line>> {
   const gen = new ChainGenerator({ blocks: a.generate, txsPerBlock: a.txsPerBlock, seed: a.seed, forks: a.forks, mempool: a.mempool });
   const lines: Line[] = [];
   for await (const m of gen.messages()) lines.push({ path: m.path, body: m.body, txs: m.path === '/drop_mempool_tx' ? 0 : m.txs.length });
-  return lines;
+  return async function* () {
+    yield* lines;
+  };
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -116,17 +121,19 @@ function post(url: string, body: string): Promise<number> {
   });
 }
 
-async function run(url: string, lines: Line[]) {
+async function run(url: string, lines: () => AsyncIterable<Line>) {
   const perPath = new Map<string, { n: number; total: number; max: number; all: number[] }>();
   const each: { line: number; path: string; txs: number; ms: number }[] = [];
   const started = performance.now();
   let txs = 0;
-  for (const [i, l] of lines.entries()) {
+  let i = 0;
+  for await (const l of lines()) {
+    i++;
     const t0 = performance.now();
     const status = await post(url + l.path, l.body);
     if (status !== 200) throw new Error(`${l.path} answered ${status}`);
     const ms = performance.now() - t0;
-    each.push({ line: i + 1, path: l.path, txs: l.txs, ms: Math.round(ms * 100) / 100 });
+    each.push({ line: i, path: l.path, txs: l.txs, ms: Math.round(ms * 100) / 100 });
     const s = perPath.get(l.path) ?? { n: 0, total: 0, max: 0, all: [] };
     s.all.push(ms);
     s.n++;
@@ -138,7 +145,7 @@ async function run(url: string, lines: Line[]) {
   const seconds = (performance.now() - started) / 1000;
   const slowest = each.sort((a, b) => b.ms - a.ms).slice(0, 5);
   const projection = await caughtUp(url);
-  return { seconds, messages: lines.length, txs, perPath, slowest, projection };
+  return { seconds, messages: i, txs, perPath, slowest, projection };
 }
 
 /**
@@ -302,7 +309,7 @@ async function emptyTables(url: string): Promise<void> {
 
 async function main() {
   const args = parseArgs(process.argv.slice(2));
-  const lines = args.generate > 0 ? await generatedLines(args) : readLines(args.file);
+  const lines = args.generate > 0 ? await generatedLines(args) : fileLines(args.file);
   const source = args.generate > 0 ? `generated chain: ${args.generate} blocks × ${args.txsPerBlock} txs, seed ${args.seed}${args.forks ? ', forks' : ''}` : path.basename(args.file);
   const results: RunResult[] = [];
   let cold: RunResult | undefined;
