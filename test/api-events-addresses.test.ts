@@ -6,6 +6,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createRequire } from 'node:module';
 import { readFixture, type FixtureLine } from './helpers/fixtures.js';
 import { startTestService, replay, type TestService } from './helpers/service.js';
+import { ChainGenerator } from '../load/generate.js';
 
 const require = createRequire(import.meta.url);
 const codec = require('@hirosystems/stacks-encoding-native-js') as typeof import('@hirosystems/stacks-encoding-native-js');
@@ -261,5 +262,62 @@ describe('regtest pox-4: stacking lock and contract info', () => {
     expect(page.body).toEqual({ limit: 2, offset: 1, results: all.body.results.slice(1, 3) });
     const typed = await get(svc, `/extended/v1/tx/events?tx_id=${txid.slice(2)}&type=non_fungible_token_asset`);
     expect(typed.body.results).toEqual([]);
+  });
+});
+
+describe('with_transfers: which principals a transaction belongs to (the reference rule)', () => {
+  // a generated chain (FT and NFT transfers to principals that are neither sender nor recipient of any STX)
+  let svc: TestService;
+  const blocks: NodeBlock[] = [];
+  beforeAll(async () => {
+    const gen = new ChainGenerator({ blocks: 25, txsPerBlock: 8, seed: 'with-transfers-rule', mempool: false, microblocks: false });
+    const lines: FixtureLine[] = [];
+    for await (const m of gen.messages()) {
+      lines.push({ id: String(lines.length + 1), timestamp: '0', path: m.path, body: m.body });
+      if (m.path === '/new_block') blocks.push(JSON.parse(m.body) as NodeBlock);
+    }
+    svc = await startTestService();
+    const statuses = await replay(svc.observer, lines);
+    expect(statuses.every((s) => s === 200)).toBe(true);
+  }, 120_000);
+  afterAll(async () => svc?.stop());
+
+  it('an FT or NFT party only (no STX event, not the sender, recipient or contract) gets 404; an STX party gets the tx', async () => {
+    let tokenOnly = 0;
+    let stxParty = 0;
+    for (const b of blocks) {
+      const ok = new Set(b.transactions.filter((t) => t.status === 'success').map((t) => t.txid));
+      for (const t of b.transactions) {
+        if (!ok.has(t.txid)) continue;
+        const d = codec.decodeTransaction(t.raw_tx) as any;
+        const own = new Set<string>([d.auth.origin_condition.signer.address]);
+        const p = d.payload;
+        if (p.recipient_address) own.add(p.recipient_address);
+        if (p.contract_address && p.contract_name) own.add(`${p.contract_address}.${p.contract_name}`);
+        const evs = b.events.filter((e) => e.txid === t.txid && e.committed);
+        const stxParties = new Set<string>();
+        const tokenParties = new Set<string>();
+        for (const e of evs) {
+          const data = e[e.type] as { sender?: string; recipient?: string } | undefined;
+          const into = e.type.startsWith('stx_') && e.type !== 'stx_lock_event' ? stxParties : e.type.startsWith('ft_') || e.type.startsWith('nft_') ? tokenParties : undefined;
+          for (const x of [data?.sender, data?.recipient]) if (x && into) into.add(x);
+        }
+        for (const x of tokenParties) {
+          if (own.has(x) || stxParties.has(x)) continue;
+          const r = await get(svc, `/extended/v1/address/${x}/${t.txid}/with_transfers`);
+          expect({ x, tx: t.txid, status: r.status }).toEqual({ x, tx: t.txid, status: 404 });
+          expect(JSON.stringify(r.body)).toContain('No matching transaction found');
+          tokenOnly++;
+        }
+        for (const x of stxParties) {
+          const r = await get(svc, `/extended/v1/address/${x}/${t.txid}/with_transfers`);
+          expect(r.status).toBe(200);
+          expect(r.body.tx.tx_id).toBe(t.txid);
+          stxParty++;
+        }
+      }
+    }
+    expect(tokenOnly).toBeGreaterThan(3);
+    expect(stxParty).toBeGreaterThan(3);
   });
 });

@@ -86,15 +86,17 @@ export async function burnHeightAt(sql: Sql, height: number): Promise<number | u
 
 export type AddressTxRow = TxDbRow & { sender_address: string; fee_rate: string };
 
-/** A canonical tx that involves the principal (sender, recipient, contract, or an asset event's party). */
+/**
+ * A canonical tx of the principal by the reference's rule for this route: sender, token-transfer recipient, called or
+ * deployed contract, or a party of one of its STX events (FT and NFT events do not count here, unlike the lists).
+ */
 export async function principalTx(sql: Sql, principal: string, txId: string): Promise<AddressTxRow | undefined> {
   const [row] = await sql<AddressTxRow[]>`
     SELECT ${sql.unsafe(TX_COLUMNS)}, x.sender_address, x.fee_rate, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x
     WHERE x.tx_id = ${txId} AND x.canonical AND x.microblock_canonical
       AND (x.sender_address = ${principal} OR x.token_transfer_recipient = ${principal}
         OR x.contract_call_contract_id = ${principal} OR x.smart_contract_contract_id = ${principal}
-        OR EXISTS (SELECT 1 FROM events e WHERE e.tx_id = x.tx_id
-          AND e.event_type IN ('stx_asset', 'fungible_token_asset', 'non_fungible_token_asset')
+        OR EXISTS (SELECT 1 FROM events e WHERE e.tx_id = x.tx_id AND e.event_type = 'stx_asset'
           AND (e.sender = ${principal} OR e.recipient = ${principal})))
     ORDER BY x.block_height DESC LIMIT 1`;
   return row;
