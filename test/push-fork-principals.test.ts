@@ -6,7 +6,7 @@
  * of a generated chain with forks are followed in both rooms, the other half in the balance room only.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from './helpers/service.js';
+import { replay, startTestService, type TestService } from './helpers/service.js';
 import { recordingSocket } from './helpers/push-clients.js';
 import { ChainGenerator, type GeneratedMessage } from '../load/generate.js';
 
@@ -40,9 +40,8 @@ describe('address rooms for a block stored non-canonical', () => {
       for (; line < messages.length; line++) {
         const m = messages[line];
         const before = got.length;
-        const res = await fetch(svc.observer + m.path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: m.body });
-        await res.arrayBuffer();
-        expect(res.status).toBe(200);
+        const [status] = await replay(svc.observer, [{ id: String(line + 1), timestamp: '0', path: m.path, body: m.body }]);
+        expect(status).toBe(200);
         await svc.service.pipeline!.idle();
         await svc.service.push!.publisher!.idle();
         await socket.sync();

@@ -218,7 +218,7 @@ export async function buildMessages(
           const touched = touchedPrincipals(u);
           const followed = touched.filter((p) => want.wants(rooms.addressTransaction(p)));
           const withTxs = await changes.principalsWithCanonicalTxsAt(sql, followed, b.block_height);
-          touchedOnly = touched.filter((p) => !want.wants(rooms.addressTransaction(p)) || withTxs.has(p));
+          touchedOnly = touched.filter((p) => !followed.includes(p) || withTxs.has(p));
           balanceHeight = { height: b.block_height, burnHeight };
         }
         nonCanonicalBlock = true;
