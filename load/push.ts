@@ -1,5 +1,5 @@
 /**
- * Push fan-out benchmark (issue 4, "Speed and memory"): N Socket.IO clients (default 10,000, spread over worker
+ * Push fan-out benchmark: N Socket.IO clients (default 10,000, spread over worker
  * processes; minimal engine.io-over-`ws` clients), each in `block` plus one address room, while synthetic blocks
  * (load/generate.ts, mined by the same accounts the clients watch) are driven into the observer one at a time.
  * Prints delivery latency (observer answer → client receipt, CLOCK_MONOTONIC shared by all processes) p50/p99/max,
@@ -38,7 +38,7 @@ interface Options {
   adapter: 'classic' | 'sharded';
   txsPerBlock: number;
   baseline: boolean;
-  /** every client also follows `address-ft-balance:<its address>` (issue 15) */
+  /** every client also follows `address-ft-balance:<its address>` (a wallet's screen) */
   ftRooms: boolean;
   databaseUrl: string;
   redisUrl: string;

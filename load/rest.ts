@@ -1,5 +1,5 @@
 /**
- * REST throughput benchmark (issue 3, "Speed"): autocannon against the hot endpoints, beside a static-response uWS
+ * REST throughput benchmark: autocannon against the hot endpoints, beside a static-response uWS
  * server (the machine's ceiling, started in the same run), with the reference's numbers for comparison.
  *
  *   npm run bench:rest -- --self                 # fresh database + service child + the epoch-3-transition fixture
@@ -112,7 +112,7 @@ function parseArgs(argv: string[]): Options {
   return o;
 }
 
-/** Reference (Hiro Stacks Blockchain API v8.13.6) measured with the same tool and settings (issue 3). */
+/** Reference (Hiro Stacks Blockchain API v8.13.6) measured with the same tool and settings. */
 /**
  * The reference's figures measured beside stacks-pulse on this machine class (../shared/REFERENCE-PERF-R2.md, autocannon,
  * 50 connections, epoch-3-transition), keyed by the endpoint's row name (a "computed" row compares with the same figure).
@@ -376,7 +376,7 @@ async function fullSet(base: string, dbUrl: string | undefined, txIds: string[],
     { name: '/extended/v2/addresses/{busiest}/balances/ft', path: `/extended/v2/addresses/${address}/balances/ft`, cached: false },
     { name: '/extended/v1/tokens/nft/holdings?principal={busiest}', path: `/extended/v1/tokens/nft/holdings?principal=${address}`, cached: false },
     { name: '/extended/v1/tokens/ft/stx/holders', path: '/extended/v1/tokens/ft/stx/holders', cached: false },
-    // stacking (issue 16): the cycles list, the newest PoX events and burnchain rewards
+    // stacking: the cycles list, the newest PoX events and burnchain rewards
     { name: '/extended/v2/pox/cycles', path: '/extended/v2/pox/cycles', cached: false },
     { name: '/extended/v1/pox4/events', path: '/extended/v1/pox4/events', cached: false },
     { name: '/extended/v1/burnchain/rewards', path: '/extended/v1/burnchain/rewards', cached: false },
@@ -528,7 +528,7 @@ async function main() {
       // the same lookups with a new URL every request: never from the answer cache
       { name: '/extended/v1/tx/multiple (5 ids) (computed)', path: `/extended/v1/tx/multiple?${txIds.map((t) => `tx_id=${t}`).join('&')}`, cached: false, unique: true },
       { name: '/extended/v1/tx/events?address=… (computed)', path: `/extended/v1/tx/events?address=${address}`, cached: false, unique: true },
-      // wallet accounts (issue 15): pages from principal_txs, totals from principal_tx_counts
+      // wallet accounts: pages from principal_txs, totals from principal_tx_counts
       { name: '/extended/v1/address/{p}/transactions', path: `/extended/v1/address/${address}/transactions`, cached: false },
       { name: '/extended/v1/address/{p}/nonces', path: `/extended/v1/address/${address}/nonces`, cached: false },
       { name: '/extended/v2/addresses/{p}/transactions', path: `/extended/v2/addresses/${address}/transactions`, cached: false },
@@ -545,14 +545,14 @@ async function main() {
         cached: false,
         body: JSON.stringify({ network_identifier: rosettaNet, account_identifier: { address } }),
       },
-      // a past balance (issue 18): balance_checkpoints, one index lookup per currency, whatever the chain's length
+      // a past balance (Rosetta): balance_checkpoints, one index lookup per currency, whatever the chain's length
       {
         name: 'POST /rosetta/v1/account/balance (block at half the tip height)',
         path: '/rosetta/v1/account/balance',
         cached: false,
         body: JSON.stringify({ network_identifier: rosettaNet, account_identifier: { address }, block_identifier: { index: Math.max(1, Math.floor(tipHeight / 2)) } }),
       },
-      // the cursor-paginated v3 principal API (issue 15)
+      // the cursor-paginated v3 principal API
       { name: '/extended/v3/principals/{p}/transactions', path: `/extended/v3/principals/${address}/transactions`, cached: false },
       { name: '/extended/v3/principals/{p}/balances/stx', path: `/extended/v3/principals/${address}/balances/stx`, cached: false },
     ];

@@ -1,4 +1,4 @@
--- Growth (issue 6): indexes that keep per-principal pages flat as the chain grows.
+-- Growth: indexes that keep per-principal pages flat as the chain grows.
 -- /extended/v1/tx/events?address=: the newest events of a principal per column, canonical only, in height order
 -- (src/api/routes/events.ts reads the first offset+limit of each to bound the page's height range).
 CREATE INDEX IF NOT EXISTS events_sender_height ON events (sender, block_height DESC)

@@ -1,4 +1,4 @@
--- Growth (issue 6): each principal's STX totals over the canonical anchored chain, kept up to date by the ingest
+-- Growth: each principal's STX totals over the canonical anchored chain, kept up to date by the ingest
 -- (src/store/ingest.ts) in the transaction that changes them, so /extended/v1/address/{p}/stx and the
 -- address-stx-balance push no longer sum a principal's whole history on every request.
 --

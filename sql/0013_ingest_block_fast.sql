@@ -1,4 +1,4 @@
--- Ingest speed (issue 2): the common block message in ONE statement, so ONE round trip and an implicit transaction
+-- Ingest speed: the common block message in ONE statement, so ONE round trip and an implicit transaction
 -- (no BEGIN / read / write / COMMIT exchange with the server). src/store/ingest.ts calls it first for every block.
 --
 -- The common case is a new block on the canonical tip: its parent is the tip, it is higher, it is neither stored nor

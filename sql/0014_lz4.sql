@@ -1,4 +1,4 @@
--- Ingest speed (issue 2): the large text/json columns (raw messages, raw txs, decoded txs, ABIs, Clarity values) are
+-- Ingest speed: the large text/json columns (raw messages, raw txs, decoded txs, ABIs, Clarity values) are
 -- TOAST-compressed with lz4 instead of pglz where the server has it: a 300 KB block message (contract deployments)
 -- spent about 5 ms compressing its raw body alone with pglz. Only values written from now on change; reads handle both.
 -- A server built without lz4 (the embedded PGlite, say) keeps pglz: the statement's error is swallowed.

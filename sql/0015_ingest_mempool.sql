@@ -1,4 +1,4 @@
--- Ingest speed (issue 2): mempool messages as functions called with bound parameters (one round trip, one implicit
+-- Ingest speed: mempool messages as functions called with bound parameters (one round trip, one implicit
 -- transaction, plans cached per session by plpgsql) instead of a simple-protocol query that inlined the whole message
 -- as literals and was parsed and planned anew every time. Same statements as before (src/store/ingest.ts):
 -- the mempool lock first; each later statement takes its snapshot after the lock is granted, so it sees every block

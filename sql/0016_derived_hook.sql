@@ -1,4 +1,4 @@
--- One hook for every table derived from canonical blocks (issues 15–18: FT balances, NFT custody, per-principal
+-- One hook for every table derived from canonical blocks (FT balances, NFT custody, per-principal
 -- indexes, names, PoX cycles, …), so a family adds its table without touching either ingest path.
 --
 -- Both ingest paths (the general transaction in src/store/ingest.ts and the one-statement ingest_block_fast, sql/0013)

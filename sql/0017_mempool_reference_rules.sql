@@ -1,4 +1,4 @@
--- Issue 12: the mempool table follows the reference's rules step by step (v8.13.6 pg-write-store.ts), so a tx's status
+-- The mempool table follows the reference's rules step by step (v8.13.6 pg-write-store.ts), so a tx's status
 -- after replacements, drops, forks and re-mining is the reference's:
 --   * mempool_prune (pruneMempoolTxs): txs mined by a canonical block or microblock leave the mempool together with
 --     every mempool tx of the same payer (the sponsor when sponsored) and nonce: pruned, status kept, no replacement.

@@ -1,4 +1,4 @@
--- Nakamoto views (issue 16): the signer signatures of a block, tenure and burn-block lookups.
+-- Nakamoto views: the signer signatures of a block, tenure and burn-block lookups.
 --
 -- blocks.signer_signatures: the node's `/new_block` `signer_signature` list (0x lower-case hex, in the node's order;
 -- NULL when the message has none, i.e. before Nakamoto). Both ingest paths insert a block with

@@ -1,4 +1,4 @@
--- Stacking (issue 16): the burnchain reward recipients and reward slot holders of /new_burn_block messages, as rows
+-- Stacking: the burnchain reward recipients and reward slot holders of /new_burn_block messages, as rows
 -- (/extended/v1/burnchain/rewards…, /reward_slot_holders…). Until now they were kept only as JSON in burn_blocks.
 --
 -- Written at ingest by a trigger on burn_blocks (the only writer is the burn-block statement of src/store/ingest.ts;

@@ -1,4 +1,4 @@
--- Stacking (issue 16): PoX cycles and their signer sets (/extended/v2/pox/cycles…), from the `reward_set` and
+-- Stacking: PoX cycles and their signer sets (/extended/v2/pox/cycles…), from the `reward_set` and
 -- `cycle_number` a /new_block message carries at the start of a prepare phase (Nakamoto). Until now they were kept
 -- only in event_log.
 --

@@ -1,4 +1,4 @@
--- Stacking (issue 16): an index of pox-2/3/4 print values by the fields the stacking views filter on, so they read only
+-- Stacking: an index of pox-2/3/4 print values by the fields the stacking views filter on, so they read only
 -- the events that can concern them instead of decoding every PoX event:
 --   start_cycle_id / end_cycle_id  the reward-cycle range (pox-4): /extended/v2/pox/cycles/{n}/signers…
 --   delegate_to                    the delegate's address (version + hash160, hex; a contract principal indexes its

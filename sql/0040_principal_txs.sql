@@ -1,4 +1,4 @@
--- Issue 15 (wallet accounts): one row per principal × transaction placement of the canonical anchored chain, so an
+-- Wallet accounts: one row per principal × transaction placement of the canonical anchored chain, so an
 -- address's transaction pages and their totals never scan the principal's history or UNION six indexes.
 --
 -- roles says how the principal takes part in the tx (bit or):

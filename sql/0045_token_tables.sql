@@ -1,4 +1,4 @@
--- Tokens and balances (issue 15): three tables derived from the canonical anchored chain, kept by the derived hook
+-- Tokens and balances: three tables derived from the canonical anchored chain, kept by the derived hook
 -- (sql/0016_derived_hook.sql) in the transaction that changes them, so no read sums a principal's or an asset's
 -- history.
 --

@@ -1,4 +1,4 @@
--- BNS v1 (issue 17): names, namespaces, zonefiles and subdomains as the reference (v8.13.6) derives them.
+-- BNS v1: names, namespaces, zonefiles and subdomains as the reference (v8.13.6) derives them.
 --
 -- bns_names / bns_namespaces derive from canonical blocks through the derived-table hook (sql/0016_derived_hook.sql):
 -- bns_apply(blocks, +1) decodes the BNS boot contract's print events (and the name-renewal contract calls that print

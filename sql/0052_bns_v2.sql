@@ -1,4 +1,4 @@
--- BNS-V2 (issue 17, beyond the reference, which never indexed it): the community contract's name operations, from its
+-- BNS-V2 (beyond the reference, which never indexed it): the community contract's name operations, from its
 -- print events, on the derived hook as bns_names (sql/0050_bns.sql): a row present is a canonical one.
 --
 -- Prints (contracts/BNS-V2.clar): {topic: "new-name" | "transfer-name" | "renew-name" | "burn-name" | "new-airdrop",

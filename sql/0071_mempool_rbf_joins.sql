@@ -1,4 +1,4 @@
--- Mempool functions of sql/0017 that slowed down as the chain grew (issue 14, projection throughput).
+-- Mempool functions of sql/0017 that slowed down as the chain grew (projection throughput).
 --
 -- mempool_replace_by_fee joined a payer+nonce to mempool_txs and txs with `nonce = … AND (sponsor = … OR
 -- sender = …)`: the planner can then use only the address half of each (address, nonce) index, so every call read all

@@ -1,4 +1,4 @@
--- Issue 15, /extended/v3/principals/{principal}/balances/ft and /balances/nft (src/store/principals-v3.ts): keyset
+-- /extended/v3/principals/{principal}/balances/ft and /balances/nft (src/store/principals-v3.ts): keyset
 -- pages of a principal's holdings in the reference's orders, so a page reads only its rows instead of sorting every
 -- token the principal holds.
 --   FT:  balance DESC, asset_identifier ASC   over the positive balances (ft_balances, sql/0045_token_tables.sql)

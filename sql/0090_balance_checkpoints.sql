@@ -1,4 +1,4 @@
--- Rosetta (issue 18): balances as of any block without summing an account's history. One row per (principal, asset,
+-- Rosetta: balances as of any block without summing an account's history. One row per (principal, asset,
 -- block) where the block moved the principal's balance of that asset — the STX balance ('stx') or a fungible token
 -- (its asset identifier): the balance after that block, and for 'stx' the highest nonce executed as of it. A balance
 -- at height h is then the principal's newest canonical row at or below h: one index lookup, however busy the account.

@@ -1,4 +1,4 @@
--- Ingest statements that slowed down as the chain grew (issue 14; found by pg_stat_statements on the 100,000-block
+-- Ingest statements that slowed down as the chain grew (found by pg_stat_statements on the 100,000-block
 -- generated chain, at 25,000 blocks, against the 1,000-block one). Same rows written; each now reads only what it
 -- needs.
 

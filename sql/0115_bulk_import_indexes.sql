@@ -1,4 +1,4 @@
--- Bulk import (issue 14). Every txs and events row pays for each of the tables' indexes (24 and 18 before this
+-- Bulk import. Every txs and events row pays for each of the tables' indexes (24 and 18 before this
 -- migration): a 10,000-block generated chain imported with 65 indexes that nothing on the write path reads dropped
 -- beforehand took 165 s instead of 193 s.
 --

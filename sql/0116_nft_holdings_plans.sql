@@ -1,8 +1,8 @@
--- Issue 15: /extended/v1/tokens/nft/holdings cost more to plan than to run. PostgreSQL planned its statement again on
--- every request (1.2–2.6 ms to bind, then 0.2–0.8 ms to run, session 11), mostly for the unconfirmed-stream part: a
+-- /extended/v1/tokens/nft/holdings cost more to plan than to run. PostgreSQL planned its statement again on
+-- every request (1.2–2.6 ms to bind, then 0.2–0.8 ms to run), mostly for the unconfirmed-stream part: a
 -- join of events and txs whose 18 and 23 indexes the planner weighs each time. A generic plan is right for it (it looks
 -- rows up by owner, by asset key and in the unanchored partial indexes, whatever the values), but postgres.js cannot set
--- a plan mode for one statement, and a transaction around it costs the round trips it saves (tried in session 11).
+-- a plan mode for one statement, and a transaction around it costs the round trips it saves (measured).
 -- A plpgsql function keeps each statement's plan for the connection's life; with `plan_cache_mode` set on the function
 -- the plan is generic from the first call. The same request runs in 0.3 ms instead of 1.4 (psql, 1,000-block chain).
 --

@@ -1,5 +1,5 @@
 /**
- * Bulk import without the API-only indexes (issue 14, sql/0115, src/store/bulk-indexes.ts): an import that defers
+ * Bulk import without the API-only indexes (sql/0115, src/store/bulk-indexes.ts): an import that defers
  * them ends with the same indexes and the same tables as one that keeps them; indexes an interrupted import left
  * deferred are created by the next start-up; `auto` defers only into an empty database and for a large file.
  */

@@ -19,7 +19,7 @@ async function runScenario(svc: TestService, golden: GoldenEntry[], label: strin
   const mempoolTxs = goldenMempoolTxs(golden);
   const failures: string[] = [];
   let tolerant = 0;
-  // OpenAPI (issue 3): every answer must also validate against what the served document publishes for its route.
+  // OpenAPI: every answer must also validate against what the served document publishes for its route.
   const checkAgainstOpenApi = await fetchAnswerChecker(svc.api);
   const schemaFailures: string[] = [];
   for (const e of entries) {

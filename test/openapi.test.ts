@@ -176,8 +176,8 @@ describe('GET /extended/openapi.json', () => {
       for (const op of Object.values<Json>(item)) {
         for (const [status, r] of Object.entries<Json>(op.responses)) {
           expect(r.description, `${p} ${status}`).toMatch(/\S/);
-          // BNS (issue 17) keeps the reference's `{error}` bodies: BnsError is `{error}` or Error
-          // Rosetta (issue 18): its error objects `{code, message, retriable}` or Error
+          // BNS keeps the reference's `{error}` bodies: BnsError is `{error}` or Error
+          // Rosetta: its error objects `{code, message, retriable}` or Error
           const errorRef = /^\/(v1|v2\/prices)\//.test(p)
             ? '#/components/schemas/BnsError'
             : p.startsWith('/rosetta/')

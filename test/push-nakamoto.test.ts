@@ -1,5 +1,5 @@
 /**
- * The `burn-block` and `tenure` push rooms (issue 16, src/push/chain-heartbeat.ts) over Socket.IO and JSON-RPC, on the
+ * The `burn-block` and `tenure` push rooms (src/push/chain-heartbeat.ts) over Socket.IO and JSON-RPC, on the
  * replayed fuzzed-transactions-1 stream (Nakamoto: tenures 38–40, 8 Stacks blocks in burn block 243) and a fork on it:
  * payloads are what REST answers, a reorg re-sends the burn blocks it changed and the tenure it starts, and a client
  * resuming from cursor 0 gets the same stream.

@@ -1,5 +1,5 @@
 /**
- * Fan-out through Redis (issue 4): one `ingest` process and two `api` processes (child processes, one Redis, a key
+ * Fan-out through Redis: one `ingest` process and two `api` processes (child processes, one Redis, a key
  * prefix of their own so concurrent tests never hear each other); a Socket.IO client and a JSON-RPC client on each
  * api process receive every block of a fixture replay exactly once, with the same cursors. Both adapters.
  */

@@ -1,5 +1,5 @@
 /**
- * Beyond the reference (issue 4): resume by cursor (Socket.IO `auth.cursor`, JSON-RPC `params.cursor`), reorg
+ * Beyond the reference: resume by cursor (Socket.IO `auth.cursor`, JSON-RPC `params.cursor`), reorg
  * messages, slow consumers, connection rate limits, and publication of changes a dead process left unpublished.
  */
 import { describe, expect, it } from 'vitest';

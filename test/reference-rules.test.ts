@@ -1,5 +1,5 @@
 /**
- * Issue 12: rules of the reference (v8.13.6) that the public fixtures do not exercise, each shown on a generated chain
+ * Rules of the reference (v8.13.6) that the public fixtures do not exercise, each shown on a generated chain
  * (load/generate.ts) with hand-made variations of its messages:
  *  - a block's tenure_height comes from the payload: none and a signer bitvec → -1, none and no bitvec → its height;
  *  - a block's execution costs are the payload's anchored_cost (the sum of its txs' costs only when the node sends none),

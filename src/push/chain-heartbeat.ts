@@ -1,5 +1,5 @@
 /**
- * The chain-heartbeat rooms (issue 16), built for each stored block with the REST API's own reads and serializers:
+ * The chain-heartbeat rooms, built for each stored block with the REST API's own reads and serializers:
  *
  *  - `burn-block`: a burn block, in the `/extended/v2/burn-blocks/{height_or_hash}` shape, whenever the canonical
  *    Stacks blocks it carries change: its first Stacks block (a new burn block), each further one (Nakamoto tenures

@@ -198,7 +198,7 @@ export async function buildMessages(
         });
       }
       if (early && out.length) await early(out.splice(0));
-      // issue 16: the burn-block and tenure rooms (src/push/chain-heartbeat.ts), right after the block
+      // the burn-block and tenure rooms (src/push/chain-heartbeat.ts), right after the block
       out.push(...(await chainHeartbeatMessages(sql, b, { orphaned: result.orphanedBlocks, restored: result.restoredBlocks }, want)));
       if (early && out.length) await early(out.splice(0));
       const moved = [...result.orphanedBlocks, ...result.restoredBlocks];

@@ -1,5 +1,5 @@
 /**
- * Token push rooms (issue 15), built next to messages.ts from the same committed change:
+ * Token push rooms, built next to messages.ts from the same committed change:
  *
  *  - address-ft-balance:<principal>: the principal's FT balances (`{fungible_tokens}`, the `fungible_tokens` member of
  *    `/extended/v1/address/{principal}/balances` at the change's height: a block's, or the microblock stream's on top

@@ -1,5 +1,5 @@
 /**
- * Indexes deferred during a bulk import (issue 14, sql/0115_bulk_import_indexes.sql).
+ * Indexes deferred during a bulk import (sql/0115_bulk_import_indexes.sql).
  *
  * Each txs, events and mempool_txs row pays for every index of its table. The indexes below serve API reads only:
  * nothing on the write path (the projector's statements, the mempool rules, reorg flips, the derived appliers and

@@ -1,13 +1,12 @@
 /**
  * The endpoint families of fixtures/golden-ext, in one table: which requests each family owns, which capability of
- * ../shared/REFERENCE-MAP.md §4 (and so which issue) delivers it, and whether test/conformance-ext.test.ts holds it to
- * the reference yet.
+ * ../shared/REFERENCE-MAP.md §4 it belongs to, and whether test/conformance-ext.test.ts holds it to the reference yet.
  *
  *  - `not-served`: the routes are not implemented; the suite reports how many answers already match, never fails.
  *  - `must-match`: every answer must match the reference (and validate against the served OpenAPI document), or the
  *    suite fails listing the mismatches.
  *
- * An issue that ships a family flips its `state` here, and nothing else. A golden-ext request that no family (or more
+ * Serving a family means flipping its `state` here, and nothing else. A golden-ext request that no family (or more
  * than one) claims fails the suite, so new recorded routes cannot go unchecked.
  */
 
@@ -17,7 +16,7 @@ export interface EndpointFamily {
   name: string;
   /** REFERENCE-MAP.md §4 capability: A accounts/fees, B tokens, C explorer views, D stacking, E BNS, F Rosetta */
   capability: 'A' | 'B' | 'C' | 'D' | 'E' | 'F';
-  /** the issue (work stream) that delivers it */
+  /** the group of capabilities it belongs to */
   issue: 'wallets & tokens' | 'explorer & stacking' | 'BNS' | 'Rosetta';
   state: FamilyState;
   /** matched against `${METHOD} ${path}` (path without its query string) */
@@ -42,7 +41,7 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'accounts',
     capability: 'A',
     issue: 'wallets & tokens',
-    // served (issue 15). stx_inbound rows tied on (height, microblock, tx index) compare as a set: the reference's
+    // stx_inbound rows tied on (height, microblock, tx index) compare as a set: the reference's
     // sort has no tie-break and leaves them in its table's storage order, which follows page placement (free space),
     // not only insertion (test/helpers/golden-compare.ts inboundTieKey)
     state: 'must-match',
@@ -184,7 +183,7 @@ export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = [
     name: 'rosetta',
     capability: 'F',
     issue: 'Rosetta',
-    // served (issue 18): every answer matches, including the reference's failures on what its transaction library
+    // every answer matches, including the reference's failures on what its transaction library
     // cannot read (Nakamoto payloads) and on contract calls it cannot list (construction/parse, unmined mempool calls)
     state: 'must-match',
     // everything under the Rosetta mount, including its own route-not-found answers

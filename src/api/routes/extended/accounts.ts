@@ -1,5 +1,5 @@
 /**
- * Wallet account routes (issue 15):
+ * Wallet account routes:
  *   GET /extended/v1/address/:principal/transactions                  the principal's txs (principal_stx_txs set)
  *   GET /extended/v1/address/:principal/transactions_with_transfers   …with its STX/FT/NFT transfers in each
  *   GET /extended/v1/address/:principal/assets                        its asset events
