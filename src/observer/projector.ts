@@ -300,7 +300,6 @@ export class Projector {
       }
       const now = performance.now();
       for (const m of batch) if (m.ackedAt !== undefined) this.lags[this.lagCount++ % LAG_SAMPLES] = now - m.ackedAt;
-      this.forgetApplied();
       this.messagesApplied += batch.length;
       this.batches++;
       this.refreshStatistics();
@@ -315,6 +314,8 @@ export class Projector {
           }
         }
       }
+      this.applied = batch[batch.length - 1].id;
+      this.forgetApplied();
       this.settle();
     }
     this.settle();
@@ -396,10 +397,9 @@ export class Projector {
       await markApplied(t, batch[batch.length - 1].id);
       return { results };
     })) as unknown as { moved?: number; results?: IngestResult[] };
-    if (outcome.results) {
-      this.applied = batch[batch.length - 1].id;
-      return outcome.results;
-    }
+    // `applied` moves once the listeners have had the batch (run()): GET /status never reports a message applied
+    // that the push publisher has not yet been handed
+    if (outcome.results) return outcome.results;
     // another projector (another process) applied these messages, or the state was reset: the database is right
     this.log.warn({ ours: this.applied, theirs: outcome.moved }, 'projector: the log position moved under this projector');
     this.applied = outcome.moved ?? 0;
