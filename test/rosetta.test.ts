@@ -8,7 +8,8 @@ import { readFixture } from './helpers/fixtures.js';
 import { startTestService, replay, type TestService, settled } from './helpers/service.js';
 import { migrate } from '../src/store/migrate.js';
 import { ChainGenerator, postMessage } from '../load/generate.js';
-import { txOperations, rosettaTransaction, pendingContractCall, stxDeltas, poxAddressToBtc, parseMemo, type OpsTx, type OpsEvent } from '../src/chain/rosetta-ops.js';
+import { txOperations, rosettaTransaction, pendingContractCall, stxDeltas, parseMemo, type OpsTx, type OpsEvent } from '../src/chain/rosetta-ops.js';
+import { poxAddressToBtc } from '../src/chain/btc-address.js';
 import { ajvStyleMessage, schemaError } from '../src/api/rosetta.js';
 import { AccountBalanceRequest, BlockRequest } from '../src/api/schemas/rosetta.js';
 import { readableByReference, referenceTxid } from '../src/chain/rosetta-wire.js';
@@ -123,10 +124,10 @@ describe('rosetta operations (pure)', () => {
 
   it('PoX addresses as BTC addresses (p2pkh, p2sh, p2wpkh)', () => {
     const h = Buffer.from('751e76e8199196d454941c45d1b3a323f1433bd6', 'hex');
-    expect(poxAddressToBtc(0, h, 'mainnet')).toBe('1BgGZ9tcN4rm9KBzDn7KprQz87SZ26SAMH');
-    expect(poxAddressToBtc(4, h, 'mainnet')).toBe('bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4');
-    expect(poxAddressToBtc(1, h, 'testnet')?.startsWith('2')).toBe(true);
-    expect(poxAddressToBtc(9, h, 'mainnet')).toBeUndefined();
+    expect(poxAddressToBtc(0, h, true)).toBe('1BgGZ9tcN4rm9KBzDn7KprQz87SZ26SAMH');
+    expect(poxAddressToBtc(4, h, true)).toBe('bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4');
+    expect(poxAddressToBtc(1, h, false)?.startsWith('2')).toBe(true);
+    expect(poxAddressToBtc(9, h, true)).toBeNull();
   });
 
   it('schema failures are worded and coded like the reference validator', () => {

@@ -14,8 +14,8 @@
  * The sum of a block's STX amounts (fee, transfers, mint, burn, miner_reward) is the STX moved; stx_lock states an
  * account's locked amount (absolute, not a delta: a stack-extend repeats it) and stx_unlock releases it (stxDeltas).
  */
-import { createHash } from 'node:crypto';
 import { codec } from './native.js';
+import { poxAddressToBtc } from './btc-address.js';
 import type { ContractCallJson } from './tx.js';
 
 export const STX_CURRENCY = { decimals: 6, symbol: 'STX' } as const;
@@ -177,75 +177,6 @@ function decode(hex: string): Cv | undefined {
 
 const digitsOf = (repr: string) => repr.replace(/[^\d.-]/g, '');
 
-const B58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-function base58check(payload: Buffer): string {
-  const sha = (b: Buffer) => createHash('sha256').update(b).digest();
-  const full = Buffer.concat([payload, sha(sha(payload)).subarray(0, 4)]);
-  let n = BigInt('0x' + (full.toString('hex') || '0'));
-  let out = '';
-  while (n > 0n) {
-    out = B58[Number(n % 58n)] + out;
-    n /= 58n;
-  }
-  for (const byte of full) {
-    if (byte !== 0) break;
-    out = '1' + out;
-  }
-  return out;
-}
-
-const BECH32 = 'qpzry9x8gf2tvdw0s3jn54khce6mua7l';
-function bech32Encode(hrp: string, witnessVersion: number, program: Buffer): string {
-  const polymod = (values: number[]) => {
-    const G = [0x3b6a57b2, 0x26508e6d, 0x1ea119fa, 0x3d4233dd, 0x2a1462b3];
-    let chk = 1;
-    for (const v of values) {
-      const b = chk >>> 25;
-      chk = ((chk & 0x1ffffff) << 5) ^ v;
-      for (let i = 0; i < 5; i++) if ((b >>> i) & 1) chk ^= G[i];
-    }
-    return chk >>> 0;
-  };
-  const data = [witnessVersion];
-  let acc = 0;
-  let bits = 0;
-  for (const byte of program) {
-    acc = (acc << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      bits -= 5;
-      data.push((acc >> bits) & 31);
-    }
-  }
-  if (bits > 0) data.push((acc << (5 - bits)) & 31);
-  const expand = [...[...hrp].map((c) => c.charCodeAt(0) >> 5), 0, ...[...hrp].map((c) => c.charCodeAt(0) & 31)];
-  const constant = witnessVersion === 0 ? 1 : 0x2bc830a3;
-  const mod = polymod([...expand, ...data, 0, 0, 0, 0, 0, 0]) ^ constant;
-  const checksum = Array.from({ length: 6 }, (_, i) => (mod >>> (5 * (5 - i))) & 31);
-  return hrp + '1' + [...data, ...checksum].map((d) => BECH32[d]).join('');
-}
-
-/** The BTC address of a PoX address (version byte + hash bytes), or undefined for an unknown version. */
-export function poxAddressToBtc(version: number, hash: Buffer, network: 'mainnet' | 'testnet'): string | undefined {
-  const main = network === 'mainnet';
-  switch (version) {
-    case 0:
-      return hash.length === 20 ? base58check(Buffer.concat([Buffer.from([main ? 0x00 : 0x6f]), hash])) : undefined;
-    case 1:
-    case 2:
-    case 3:
-      return hash.length === 20 ? base58check(Buffer.concat([Buffer.from([main ? 0x05 : 0xc4]), hash])) : undefined;
-    case 4:
-      return hash.length === 20 ? bech32Encode(main ? 'bc' : 'tb', 0, hash) : undefined;
-    case 5:
-      return hash.length === 32 ? bech32Encode(main ? 'bc' : 'tb', 0, hash) : undefined;
-    case 6:
-      return hash.length === 32 ? bech32Encode(main ? 'bc' : 'tb', 1, hash) : undefined;
-    default:
-      return undefined;
-  }
-}
-
 function optionalTrue(resultHex: string): string {
   const r = decode(resultHex);
   const inner = r && r.type_id === CV.OptionalSome ? (r.value as Cv) : undefined;
@@ -274,7 +205,7 @@ function stackStxMetadata(call: ContractCallJson, resultHex: string, network: 'm
     if (addr && addr.type_id === CV.Tuple && addr.data) {
       const version = Buffer.from((addr.data.version?.buffer ?? '').replace(/^0x/, ''), 'hex');
       const hash = Buffer.from((addr.data.hashbytes?.buffer ?? '').replace(/^0x/, ''), 'hex');
-      m.pox_addr = (version.length === 1 && poxAddressToBtc(version[0], hash, network)) || 'Invalid';
+      m.pox_addr = (version.length === 1 && poxAddressToBtc(version[0], hash, network === 'mainnet')) || 'Invalid';
     }
   }
   return m;
