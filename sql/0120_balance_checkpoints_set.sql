@@ -17,7 +17,7 @@ BEGIN
   ), d AS (
     SELECT x.index_block_hash, bl.block_height, x.principal, x.asset_identifier, x.delta, x.nonce
     FROM balance_checkpoint_deltas(p_blocks) x JOIN bl USING (index_block_hash)
-  ), base AS (
+  ), base AS MATERIALIZED ( -- one lookup per key, not per row
     SELECT k.principal, k.asset_identifier, prev.balance, prev.nonce
     FROM (SELECT DISTINCT principal, asset_identifier FROM d) k
     LEFT JOIN LATERAL (
