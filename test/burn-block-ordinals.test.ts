@@ -58,6 +58,8 @@ describe('burn_block_ordinals: the ranked canonical burn heights behind /extende
   async function backfilled(): Promise<string[]> {
     await db.sql`TRUNCATE burn_block_ordinals`;
     await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0107_read_counts.sql'), 'utf8'));
+    // 0107 also creates the NFT owner counts' row trigger that a later migration replaces
+    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0122_nft_owner_counts_statement.sql'), 'utf8'));
     return maintained(db.sql);
   }
 

@@ -144,6 +144,9 @@ describe('token tables (ft_balances, nft_totals, nft_custody, nft_owner_counts, 
     await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0107_read_counts.sql'), 'utf8'));
     await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0112_ft_counts.sql'), 'utf8'));
     await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0114_nft_owner_totals.sql'), 'utf8'));
+    // 0106 and 0107 define the custody applier and the row trigger again: the migrations that replace them, too
+    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0121_nft_custody_batched.sql'), 'utf8'));
+    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0122_nft_owner_counts_statement.sql'), 'utf8'));
     return maintained(db.sql);
   }
 
