@@ -38,7 +38,7 @@ export interface Config {
   proxyBodyLimit: number;
   rateLimitAnonRpm: number;
   rateLimitKeyRpm: number;
-  /** Client networks (CIDR) never rate limited; empty when unset. */
+  /** Client networks (CIDR) never rate limited; default loopback (LOOPBACK_NETWORKS), empty with `none`. */
   rateLimitExempt: string[];
   /** false: use the socket address; true: trust every proxy (leftmost X-Forwarded-For); n: trust n hops. */
   trustProxy: boolean | number;
@@ -168,8 +168,9 @@ const chainId = (raw: string): Parsed<number> => {
     : bad('0x00000001, 0x80000000, mainnet or testnet');
 };
 
-/** Comma-separated IPv4/IPv6 networks (`127.0.0.1/8,10.0.0.0/8,::1/128`) or single addresses. */
+/** Comma-separated IPv4/IPv6 networks (`127.0.0.1/8,10.0.0.0/8,::1/128`) or single addresses; `none`: an empty list. */
 const cidrList = (raw: string): Parsed<string[]> => {
+  if (raw.trim().toLowerCase() === 'none') return ok([]);
   const items = raw
     .split(',')
     .map((s) => s.trim())
@@ -179,7 +180,7 @@ const cidrList = (raw: string): Parsed<string[]> => {
     const family = isIP(addr);
     const max = family === 4 ? 32 : 128;
     if (!family || extra !== undefined || (prefix !== undefined && !(/^\d{1,3}$/.test(prefix) && Number(prefix) <= max))) {
-      return bad('comma-separated IP networks such as 127.0.0.1/8,10.0.0.0/8,::1/128');
+      return bad('comma-separated IP networks such as 127.0.0.1/8,10.0.0.0/8,::1/128, or none');
     }
   }
   return ok(items);
@@ -200,6 +201,9 @@ const trustProxy = (raw: string): Parsed<boolean | number> => {
   return bad('true, false or a number of proxy hops');
 };
 
+/** RATE_LIMIT_EXEMPT's default: IPv4 and IPv6 loopback. */
+export const LOOPBACK_NETWORKS = ['127.0.0.0/8', '::1/128'];
+
 const envSchema = z.object({
   API_HOST: envVar(hostname, '0.0.0.0'),
   API_PORT: envVar(port, 3999),
@@ -217,7 +221,9 @@ const envSchema = z.object({
   PROXY_BODY_LIMIT: envVar(byteSize, 2 * MB),
   RATE_LIMIT_ANON_RPM: envVar(nonNegative, 50),
   RATE_LIMIT_KEY_RPM: envVar(nonNegative, 500),
-  RATE_LIMIT_EXEMPT: envVar(cidrList, []),
+  // loopback clients (a person trying the service on their own machine, its dashboard and docs) are never limited;
+  // `none` for a public deployment, where a reverse proxy on the same host would otherwise make everyone loopback
+  RATE_LIMIT_EXEMPT: envVar(cidrList, LOOPBACK_NETWORKS),
   TRUST_PROXY: envVar(trustProxy, false),
   SOCKET_PING_INTERVAL_MS: envVar(positiveMs, 5000),
   SOCKET_PING_TIMEOUT_MS: envVar(positiveMs, 5000),

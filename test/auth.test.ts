@@ -130,6 +130,7 @@ describe('API keys and limits in the service', () => {
     await new Promise<void>((r) => node.listen(0, '127.0.0.1', () => r()));
     svc = await startTestService({
       RATE_LIMIT_ANON_RPM: '5',
+      RATE_LIMIT_EXEMPT: 'none', // the test's requests come from loopback, exempt by default
       RATE_LIMIT_KEY_RPM: '8',
       TRUST_PROXY: 'true',
       STACKS_NODE_RPC_URLS: `http://127.0.0.1:${(node.address() as net.AddressInfo).port}`,
@@ -288,7 +289,7 @@ describe('two api processes sharing Redis, keys through the CLI', () => {
 
   beforeAll(async () => {
     [build, svc] = await Promise.all([buildService(), startTestService()]);
-    const env = { DATABASE_URL: svc.db.url, REDIS_URL: REDIS_URL, RATE_LIMIT_ANON_RPM: '6', RATE_LIMIT_KEY_RPM: '9', TRUST_PROXY: '1' };
+    const env = { DATABASE_URL: svc.db.url, REDIS_URL: REDIS_URL, RATE_LIMIT_ANON_RPM: '6', RATE_LIMIT_KEY_RPM: '9', TRUST_PROXY: '1', RATE_LIMIT_EXEMPT: 'none' };
     [a, b] = await Promise.all([spawnService(build.main, 'api', env), spawnService(build.main, 'api', env)]);
   });
   afterAll(async () => {

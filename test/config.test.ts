@@ -33,7 +33,7 @@ describe('loadConfig', () => {
       proxyBodyLimit: 2 * MB,
       rateLimitAnonRpm: 50,
       rateLimitKeyRpm: 500,
-      rateLimitExempt: [],
+      rateLimitExempt: ['127.0.0.0/8', '::1/128'],
       trustProxy: false,
       socketPingIntervalMs: 5000,
       socketPingTimeoutMs: 5000,
@@ -133,6 +133,13 @@ describe('loadConfig', () => {
     expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: '0' }).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
+  });
+
+  it('exempts loopback from rate limits by default; RATE_LIMIT_EXEMPT=none exempts nobody', () => {
+    expect(loadConfig({}).rateLimitExempt).toEqual(['127.0.0.0/8', '::1/128']);
+    expect(loadConfig({ RATE_LIMIT_EXEMPT: 'none' }).rateLimitExempt).toEqual([]);
+    expect(loadConfig({ RATE_LIMIT_EXEMPT: ' NONE ' }).rateLimitExempt).toEqual([]);
+    expect(loadConfig({ RATE_LIMIT_EXEMPT: '10.0.0.0/8' }).rateLimitExempt).toEqual(['10.0.0.0/8']);
   });
 
   const badValues: [string, string, RegExp][] = [

@@ -180,10 +180,31 @@ describe('routing', () => {
     expect(r.status).toBe(404);
     expect(r.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(await r.json()).toEqual({ statusCode: 404, error: 'Not Found', message: 'Route GET:/nope/really?x=1 not found' });
-    // wrong method on a known path
+  });
+
+  it('answers a known path asked with a wrong method with 405, Allow and a JSON error naming both', async () => {
+    // a path template with a parameter
     const p = await fetch(`${base}/extended/v1/tx/0xabc`, { method: 'PUT', body: '{}' });
-    expect(p.status).toBe(404);
-    expect((await p.json()).message).toBe('Route PUT:/extended/v1/tx/0xabc not found');
+    expect(p.status).toBe(405);
+    expect(p.headers.get('allow')).toBe('GET, HEAD');
+    expect(await p.json()).toEqual({
+      statusCode: 405,
+      error: 'Method Not Allowed',
+      message: 'Method PUT is not allowed on /extended/v1/tx/0xabc; allowed: GET, HEAD',
+    });
+    // two parameters; a trailing wildcard; a POST-only route asked with GET
+    const two = await fetch(`${base}/items/x/sub/y`, { method: 'DELETE' });
+    expect([two.status, two.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
+    const wild = await fetch(`${base}/files/a/b.txt`, { method: 'POST', body: 'x' });
+    expect([wild.status, wild.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
+    const echo = await fetch(`${base}/echo`);
+    expect([echo.status, echo.headers.get('allow')]).toEqual([405, 'POST']);
+    expect((await echo.json()).message).toBe('Method GET is not allowed on /echo; allowed: POST');
+    // an unknown path stays a 404, whatever the method
+    const unknown = await fetch(`${base}/extended/v1/tx/0xabc/nope`, { method: 'POST', body: '{}' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get('allow')).toBeNull();
+    expect((await unknown.json()).message).toBe('Route POST:/extended/v1/tx/0xabc/nope not found');
   });
 
   it('does not match an empty parameter', async () => {
@@ -301,7 +322,9 @@ describe('CORS', () => {
   it('can be turned off', async () => {
     const r = await fetch(`${base2}/extended`);
     expect(r.headers.get('access-control-allow-origin')).toBeNull();
-    expect((await fetch(`${base2}/extended`, { method: 'OPTIONS' })).status).toBe(404);
+    // no preflight answer: OPTIONS is just a method this path does not answer
+    const o = await fetch(`${base2}/extended`, { method: 'OPTIONS' });
+    expect([o.status, o.headers.get('allow'), o.headers.get('access-control-allow-methods')]).toEqual([405, 'GET, HEAD', null]);
   });
 });
 

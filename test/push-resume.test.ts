@@ -291,7 +291,7 @@ describe('slow consumers', () => {
 
 describe('connection rate limits and API keys', () => {
   it('new Socket.IO and JSON-RPC connections count against the anonymous limit; a bad key is refused', async () => {
-    const svc = await startTestService({ RATE_LIMIT_ANON_RPM: '3' });
+    const svc = await startTestService({ RATE_LIMIT_ANON_RPM: '3', RATE_LIMIT_EXEMPT: 'none' });
     try {
       const ok1 = await recordingSocket(svc.api);
       const ok2 = await rpcClient(svc.api.replace('http', 'ws') + '/extended/v1/ws');

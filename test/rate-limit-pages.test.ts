@@ -18,7 +18,7 @@ async function statuses(base: string, path: string, n: number): Promise<number[]
 
 describe('static assets and exempt networks', () => {
   it('the dashboard files, docs and OpenAPI document are never rate limited; the API is', async () => {
-    const svc = await startTestService({ RATE_LIMIT_ANON_RPM: '2' });
+    const svc = await startTestService({ RATE_LIMIT_ANON_RPM: '2', RATE_LIMIT_EXEMPT: 'none' });
     try {
       for (const p of ['/dashboard', '/dashboard/', '/dashboard/app.js', '/dashboard/style.css', '/docs', '/extended/openapi.json', '/extended/openapi.yaml']) {
         expect(await statuses(svc.api, p, 4), p).toEqual([200, 200, 200, 200]);
@@ -53,7 +53,7 @@ describe('static assets and exempt networks', () => {
 
 describe('dashboard on a 429', () => {
   it('loads, and shows a banner with the retry time instead of a raw JSON page', async () => {
-    const svc = await startTestService({ RATE_LIMIT_ANON_RPM: '2' });
+    const svc = await startTestService({ RATE_LIMIT_ANON_RPM: '2', RATE_LIMIT_EXEMPT: 'none' });
     const browser = await launchChromium();
     try {
       const page = await browser.newPage();

@@ -77,7 +77,7 @@ const ERROR_DESCRIPTIONS: Record<ErrorStatus | 401 | 429, string> = {
   500: 'Internal error',
   502: 'The node broke the connection',
   504: 'The node did not answer in time',
-  429: 'Rate limit exceeded (send an API key for higher limits)',
+  429: 'Rate limit exceeded: wait Retry-After seconds, or send an API key (x-api-key) for a higher limit',
   503: 'The database (or, for node calls, every node) is unreachable; retry later',
 };
 

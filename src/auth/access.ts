@@ -85,7 +85,7 @@ function inNetworks(list: BlockList, ip: string): boolean {
   return false;
 }
 
-export const RATE_LIMIT_EXPOSED_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'];
+export const RATE_LIMIT_EXPOSED_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'Retry-After'];
 const STALE_HEADERS = new Set(['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'access-control-expose-headers']);
 
 /**
@@ -161,15 +161,12 @@ export class AccessControl {
     if (r.allowed) return { allowed: true, headers, keyName };
     const retry = Math.max(1, resetS);
     headers['retry-after'] = String(retry);
+    headers['ratelimit-policy'] = `${r.limit};w=60`; // the policy behind the refusal: limit per 60-second window
     return {
       allowed: false,
       status: 429,
       headers,
-      body: errorBody(
-        429,
-        `Rate limit exceeded: ${r.limit} requests per minute ${keyName ? `for API key "${keyName}"` : 'for anonymous clients'}; retry in ${retry} s` +
-          (keyName ? '' : ' or send an API key in the x-api-key header'),
-      ),
+      body: errorBody(429, rateLimitAdvice(r.limit, retry, keyName)),
     };
   }
 
@@ -205,6 +202,26 @@ export class AccessControl {
       return { ...res, headers };
     });
   }
+}
+
+/**
+ * The 429 message: the limit, and what the client can actually do about it, in the order a person would try it
+ * (wait; use an API key, which `keys create` makes, on the embedded database only while the service is stopped as it
+ * owns the data directory; or, for the operator, raise the limit).
+ */
+export function rateLimitAdvice(limit: number, retryS: number, keyName: string | undefined): string {
+  if (keyName) {
+    return (
+      `Rate limit exceeded: ${limit} requests per minute for API key "${keyName}". Wait ${retryS} s (Retry-After) and ` +
+      `try again, or ask the operator for a higher limit (stacks-pulse keys create --name <name> --rpm <n>, or RATE_LIMIT_KEY_RPM)`
+    );
+  }
+  return (
+    `Rate limit exceeded: ${limit} requests per minute for clients without an API key. Wait ${retryS} s (Retry-After) ` +
+    'and try again; or send an API key in the x-api-key header (create one with `stacks-pulse keys create --name <name>`; ' +
+    'with the embedded database, run it while the service is stopped); or, on your own service, raise ' +
+    'RATE_LIMIT_ANON_RPM (0: no limit) or add your network to RATE_LIMIT_EXEMPT'
+  );
 }
 
 /** The 401/429 reply for a refused decision. */

@@ -116,6 +116,8 @@ interface Exchange {
 export class Router {
   readonly app: TemplatedApp;
   private readonly root = newNode();
+  /** Every method some route was registered for ('*' for all()). */
+  private readonly methods = new Set<string>();
   private readonly requestHooks: RequestHook[] = [];
   private readonly responseHooks: ResponseHook[] = [];
   private notFoundHandler: Handler = (req) =>
@@ -241,6 +243,7 @@ export class Router {
     let node = this.root;
     const route: Route = { pattern, handler, bodyLimit: options?.bodyLimit };
     method = method.toUpperCase();
+    this.methods.add(method);
     for (let i = 0; i < segments.length; i++) {
       const seg = segments[i];
       if (seg === '*') {
@@ -318,6 +321,21 @@ export class Router {
     return walk(this.root, 0);
   }
 
+  /**
+   * The methods some route answers on these path segments (HEAD wherever GET is), in a fixed order: a path with
+   * none is unknown (404); a path with some that do not include the request's method is a 405 naming them.
+   */
+  allowedMethods(segments: string[]): string[] {
+    const out = new Set<string>();
+    for (const m of this.methods) {
+      if (m === ALL) continue;
+      if (this.match(m, segments, {})) out.add(m);
+    }
+    if (out.has('GET')) out.add('HEAD');
+    const order = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
+    return [...out].sort((a, b) => (order.indexOf(a) + 1 || 99) - (order.indexOf(b) + 1 || 99) || a.localeCompare(b));
+  }
+
   private dispatch(res: UwsResponse, uReq: UwsRequest): void {
     const started = performance.now();
     const ex: Exchange = { res, aborted: false, done: false, onAbort: undefined };
@@ -386,7 +404,8 @@ export class Router {
       bodyPromise.catch(() => {});
     }
 
-    this.run(ex, req, route, segments === undefined, bodyPromise, started).catch((err) => {
+    const allowed = route || !segments ? undefined : this.allowedMethods(segments);
+    this.run(ex, req, route, segments === undefined, bodyPromise, started, allowed?.length ? allowed : undefined).catch((err) => {
       this.log.error({ err, method, path }, 'HTTP reply failed');
     });
   }
@@ -398,6 +417,8 @@ export class Router {
     badPath: boolean,
     bodyPromise: Promise<Buffer> | undefined,
     started: number,
+    /** set when no route matched the method but some match the path: a 405 with these in `Allow` */
+    allowed?: string[],
   ): Promise<void> {
     let out: HttpResponse | undefined;
     let close = false;
@@ -411,7 +432,7 @@ export class Router {
           break;
         }
       }
-      out ??= await (route ? route.handler(req) : this.notFoundHandler(req));
+      out ??= await (route ? route.handler(req) : allowed ? methodNotAllowed(req, allowed) : this.notFoundHandler(req));
       if (!out || typeof out.status !== 'number') throw new Error(`handler for ${req.method} ${req.path} returned no response`);
     } catch (err) {
       if (err instanceof RequestAborted || ex.aborted) return;
@@ -534,6 +555,12 @@ function serialize(body: HttpResponse['body']): { payload: string | Buffer; cont
   const s = JSON.stringify(body);
   if (s === undefined) throw new TypeError('response body is not JSON-serialisable');
   return { payload: s, contentType: JSON_CONTENT_TYPE };
+}
+
+/** 405 for a known path asked with a method it does not answer; `Allow` lists the ones it does. */
+function methodNotAllowed(req: HttpRequest, allowed: string[]): HttpResponse {
+  const list = allowed.join(', ');
+  return httpError(405, `Method ${req.method} is not allowed on ${req.path}; allowed: ${list}`, undefined, { allow: list });
 }
 
 function tooLarge(limit: number): HttpResponse {
