@@ -21,6 +21,7 @@ import { replayToUrl, replaySummary } from './replay-http.js';
 import { packageVersion, serviceUrls } from './service.js';
 import { DataDirLockedError } from './store/data-lock.js';
 import { settleNetwork } from './chain/network.js';
+import { recoverFromDriverFault } from './store/faults.js';
 
 /** set once the configuration is read: start-up failures go there at debug level, with their stack */
 let debugLog: Logger | undefined;
@@ -105,10 +106,11 @@ async function main(argv: string[]): Promise<void> {
         }
         process.exit(0);
       };
-      // A fault nothing can recover from in-process (e.g. postgres.js 3.4.9 writing to a connection PostgreSQL just
-      // closed, porsager/postgres#1208): log it and exit non-zero so the supervisor restarts a clean process; the
-      // node re-sends whatever was not acknowledged.
-      process.on('uncaughtException', (err) => {
+      // postgres.js losing a connection where no caller can catch it (porsager/postgres#1208) is logged and recovered
+      // from (src/store/faults.ts: fresh pools; the projector retries, the node re-sends what got a 503). Anything
+      // else uncaught is a bug: log it and exit non-zero so the supervisor restarts a clean process.
+      process.on('uncaughtException', (err, origin) => {
+        if (recoverFromDriverFault(err, origin, log)) return;
         log.fatal({ err }, 'uncaught exception: exiting');
         process.exit(1);
       });

@@ -1,4 +1,5 @@
 import { httpError, type HttpResponse } from './response.js';
+import { isDriverSocketFault } from '../store/faults.js';
 
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
@@ -19,6 +20,8 @@ const UNAVAILABLE_CODES = new Set([
 
 /** True when an error means the database (or another backing service) is unreachable, not that the request is wrong. */
 export function isUnavailable(err: unknown): boolean {
+  // postgres.js writing to a connection that just closed (src/store/faults.ts): the connection is lost, not a bug here
+  if (isDriverSocketFault(err)) return true;
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' && UNAVAILABLE_CODES.has(code);
 }

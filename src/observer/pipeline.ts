@@ -13,6 +13,7 @@ import { MessageDecodeError, messageToUpdate } from './to-update.js';
 import type { ChainUpdate } from '../chain/types.js';
 import { checkTxNetworks, recordNetwork, recordedNetwork } from '../chain/network.js';
 import { Projector, type CommittedMessage, type ProjectorOptions } from './projector.js';
+import { isUnavailable } from '../http/errors.js';
 
 export type { CommittedMessage } from './projector.js';
 
@@ -290,5 +291,9 @@ function describe(u: ChainUpdate): Record<string, unknown> {
 }
 
 function serverError(err: unknown): ObserverReply {
+  // the database is unreachable or the connection died: not stored, the node sends it again later
+  if (isUnavailable(err)) {
+    return { status: 503, body: { statusCode: 503, error: 'Service Unavailable', message: `not stored, database unavailable: ${(err as Error).message}` } };
+  }
   return { status: 500, body: { statusCode: 500, error: 'Internal Server Error', message: `not stored: ${(err as Error).message}` } };
 }

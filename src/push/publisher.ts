@@ -19,6 +19,7 @@ import { buildTokenMessages } from './token-rooms.js';
 import { ALL_ROOMS, type RoomFilter } from './interest.js';
 import { isPushable } from '../chain/types.js';
 import { appendMessages, cursorOf, type PublishedMessage } from './log.js';
+import { isUnavailable } from '../http/errors.js';
 
 /** Where published messages go. */
 export interface PushSink {
@@ -181,8 +182,38 @@ export class PushPublisher {
 
   private publishInline(m: CommittedMessage): Promise<unknown> {
     const done = this.tail.then(() => this.publish(m, this.sql));
-    this.tail = done.catch((err) => this.log.error({ err, path: m.path }, 'push publication failed'));
+    this.tail = done.catch((err) => this.publicationFailed(err, m.path));
     return this.tail;
+  }
+
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryPause = 250;
+
+  /**
+   * A publication that failed keeps its push_outbox row. When the database was what failed (a lost connection, a
+   * restart), the row is published again once the database answers (retried with a pause doubling up to 30 s), not
+   * only at the next start. Messages already appended are not sent twice (push_messages is keyed by event and ord).
+   */
+  private publicationFailed(err: unknown, path: string): void {
+    this.log.error({ err, path }, 'push publication failed');
+    if (isUnavailable(err)) this.publishLeftLater();
+  }
+
+  private publishLeftLater(): void {
+    if (this.retryTimer) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      const job = this.tail.then(() => this.recoverNow());
+      this.tail = job.then(
+        () => (this.retryPause = 250),
+        (err: unknown) => {
+          this.log.warn({ err }, 'push: publishing what a database failure left unpublished failed; retrying');
+          this.retryPause = Math.min(this.retryPause * 2, 30_000);
+          if (isUnavailable(err)) this.publishLeftLater();
+        },
+      );
+    }, this.retryPause);
+    this.retryTimer.unref();
   }
 
   private async publishFromSnapshot(m: CommittedMessage): Promise<void> {
@@ -199,7 +230,7 @@ export class PushPublisher {
         await prev;
         await this.publish(m, tx as unknown as Sql);
       })
-      .catch((err) => this.log.error({ err, path: m.path }, 'push publication failed'))
+      .catch((err) => this.publicationFailed(err, m.path))
       .finally(() => {
         taken();
         this.inFlight--;

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { acquireDataDirLock } from './data-lock.js';
 import { dataDirStartupError } from '../startup-error.js';
+import { renewablePool } from './renewable-pool.js';
 
 export type Sql = postgres.Sql<Record<string, never>>;
 
@@ -43,10 +44,10 @@ const common: postgres.Options<Record<string, postgres.PostgresType>> = {
 /** Connects to PostgreSQL, or starts embedded PGlite in `dataDir` and connects to it through its socket server. */
 export async function connectDatabase(opts: ConnectOptions): Promise<Database> {
   if (opts.databaseUrl) {
-    const sql = postgres(opts.databaseUrl, { ...common, max: opts.max ?? 10 }) as unknown as Sql;
-    const read = opts.readUrl
-      ? (postgres(opts.readUrl, { ...common, max: opts.max ?? 10 }) as unknown as Sql)
-      : sql;
+    // renewable: replaced by a fresh pool if the driver leaves a dead connection unusable (src/store/faults.ts)
+    const max = opts.max ?? 10;
+    const sql = renewablePool('primary', max, () => postgres(opts.databaseUrl!, { ...common, max }) as unknown as Sql);
+    const read = opts.readUrl ? renewablePool('replica', max, () => postgres(opts.readUrl!, { ...common, max }) as unknown as Sql) : sql;
     return {
       sql,
       read,
