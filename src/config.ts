@@ -57,6 +57,10 @@ export interface Config {
   pushRooms: 'subscribed' | 'all';
   /** How long a room keeps getting messages after its last subscriber left, so a client can resume by cursor. */
   pushResumeWindowMs: number;
+  /** An api process whose read replica is further behind than this is not ready and answers REST reads 503. */
+  replicaMaxLagMs: number;
+  /** How often the replica's replay position is polled while push messages wait for it (milliseconds). */
+  replicaPollMs: number;
 }
 
 export class ConfigError extends Error {
@@ -232,6 +236,8 @@ const envSchema = z.object({
   PUSH_MAX_BUFFER: envVar(byteSize, 8 * MB),
   PUSH_ROOMS: envVar(oneOf(['subscribed', 'all'] as const), 'subscribed'),
   PUSH_RESUME_WINDOW_S: envVar(integer(0, 7 * 24 * 3600), 900),
+  REPLICA_MAX_LAG_MS: envVar(positiveMs, 10_000),
+  REPLICA_POLL_MS: envVar(integer(1, 10_000, 'integer 1-10000 (milliseconds)'), 10),
 });
 
 /** Names of the environment variables this service reads. */
@@ -275,5 +281,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     pushMaxBuffer: e.PUSH_MAX_BUFFER,
     pushRooms: e.PUSH_ROOMS,
     pushResumeWindowMs: e.PUSH_RESUME_WINDOW_S * 1000,
+    replicaMaxLagMs: e.REPLICA_MAX_LAG_MS,
+    replicaPollMs: e.REPLICA_POLL_MS,
   };
 }

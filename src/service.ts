@@ -20,6 +20,8 @@ import { completeBnsBackfill } from './store/bns-write.js';
 import { installNodeProxy, type NodeProxy } from './proxy/index.js';
 import { StartupError, databaseStartupError, portStartupError } from './startup-error.js';
 import { settleNetwork } from './chain/network.js';
+import { ReplicaMonitor } from './store/replica.js';
+import { Readiness } from './api/readiness.js';
 
 export interface Service {
   db: Database;
@@ -79,6 +81,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
   let access: Access | undefined;
   let nodeProxy: NodeProxy | undefined;
   let push: Push | undefined;
+  let replica: ReplicaMonitor | undefined;
   try {
     let applied: string[];
     try {
@@ -114,6 +117,18 @@ export async function startService(config: Config, log: Logger): Promise<Service
     };
     if (config.apiMode !== 'ingest') {
       access = await createAccessControl(config, db.sql, log);
+      if (db.read !== db.sql) {
+        // REST reads and push deliveries wait for the replica (src/store/replica.ts, src/push/replica-gate.ts)
+        replica = new ReplicaMonitor(db.read, db.sql, { maxLagMs: config.replicaMaxLagMs, pollMs: config.replicaPollMs });
+        await replica.start();
+        const st = replica.status();
+        if (!st.ok) log.warn({ reason: st.reason }, 'read replica not usable yet: REST reads answer 503 until it is');
+      }
+      const readiness = new Readiness({
+        sql: db.sql,
+        replica,
+        redisReady: config.redisUrl ? () => push?.redisReady() ?? false : undefined,
+      });
       const { app, router, cache } = createApiApp(
         {
           sql: db.read,
@@ -123,8 +138,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
           nodes: () => nodeProxy?.pool,
           ingestMetrics: () => pipeline?.projector.metrics(),
           network: chainId === undefined ? undefined : chainId === CHAIN_ID_TESTNET ? 'testnet' : 'mainnet',
+          readiness: () => readiness.report(),
         },
-        { log, trustProxy: config.trustProxy, access: access.access, pushMetrics: () => push?.server?.metrics() },
+        { log, trustProxy: config.trustProxy, access: access.access, pushMetrics: () => push?.server?.metrics(), readiness },
       );
       nodeProxy = installNodeProxy(app, router, {
         urls: config.stacksNodeRpcUrls,
@@ -134,7 +150,15 @@ export async function startService(config: Config, log: Logger): Promise<Service
       });
       // Hot answers go at once when this process commits; other writers are caught by the version check.
       pipeline?.onCommitted(() => cache.invalidate());
-      push = await startPush(config, { sql: db.sql, log, app, pipeline, snapshots: db.kind !== 'pglite', access: access.access });
+      push = await startPush(config, {
+        sql: db.sql,
+        log,
+        app,
+        pipeline,
+        snapshots: db.kind !== 'pglite',
+        access: access.access,
+        replica: replica && { sql: db.read, monitor: replica },
+      });
       await startObserver();
       const listening = await listen(app, config.apiHost, config.apiPort).catch((err: unknown) => {
         throw portStartupError('API_PORT', 'API_HOST', config.apiHost, config.apiPort, err);
@@ -163,6 +187,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
         await Promise.all([observer?.drained(5000), api?.drained(5000)]);
         if (pipeline) await pipeline.close(10_000);
         await push?.close();
+        await replica?.close();
         observer?.close();
         api?.app.close?.();
         nodeProxy?.close();
@@ -172,6 +197,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     };
   } catch (err) {
     await push?.close();
+    await replica?.close();
     observer?.close();
     api?.listening.close();
     nodeProxy?.close();

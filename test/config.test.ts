@@ -42,6 +42,8 @@ describe('loadConfig', () => {
       pushMaxBuffer: 8 * MB,
       pushRooms: 'subscribed',
       pushResumeWindowMs: 900_000,
+      replicaMaxLagMs: 10_000,
+      replicaPollMs: 10,
     });
   });
 
@@ -77,6 +79,8 @@ describe('loadConfig', () => {
       PUSH_MAX_BUFFER: '256kb',
       PUSH_ROOMS: 'all',
       PUSH_RESUME_WINDOW_S: '60',
+      REPLICA_MAX_LAG_MS: '2500',
+      REPLICA_POLL_MS: '25',
       STACKS_FIXTURES_DIR: '/not/config',
     });
     expect(c).toEqual({
@@ -106,6 +110,8 @@ describe('loadConfig', () => {
       pushMaxBuffer: 256 * 1024,
       pushRooms: 'all',
       pushResumeWindowMs: 60_000,
+      replicaMaxLagMs: 2500,
+      replicaPollMs: 25,
     });
     expect(c).not.toHaveProperty('stacksFixturesDir');
   });

@@ -11,6 +11,7 @@ import { registerDocsPage } from './routes/docs.js';
 import { registerDashboardRoutes } from './routes/dashboard.js';
 import { ApiCache } from './cache.js';
 import type { AccessControl } from '../auth/access.js';
+import type { Readiness } from './readiness.js';
 
 export interface ApiApp {
   app: TemplatedApp;
@@ -28,6 +29,8 @@ export function createApiApp(
     access?: AccessControl;
     /** the push server's counters (GET /extended/v1/status/push); the server starts after the app */
     pushMetrics?: () => object | undefined;
+    /** readiness checks; with a read replica, REST reads answer 503 while it is unusable */
+    readiness?: Readiness;
   },
 ): ApiApp {
   const app = uWS.App();
@@ -43,6 +46,7 @@ export function createApiApp(
   registerDocsPage(router);
   registerDashboardRoutes(router);
   router.onRequest(rejectNulParameters);
+  opts.readiness?.installReplicaGuard(router); // before the rate limits and the cache: a 503 costs the client nothing
   opts.access?.install(router); // keys and rate limits: before the cache, so cached answers are counted too
   // Keep this the last onRequest hook (after auth / rate limits): a 304 or a hot hit short-circuits the rest.
   const cache = new ApiCache(ctx.sql);

@@ -3,6 +3,7 @@ import type { Sql } from '../store/connect.js';
 import type { NodePool } from '../proxy/pool.js';
 import type { Network } from '../config.js';
 import type { ProjectorMetrics } from '../observer/projector.js';
+import type { ReadinessReport } from './readiness.js';
 
 /** What every endpoint handler gets. */
 export interface ApiContext {
@@ -23,4 +24,6 @@ export interface ApiContext {
   nodes?: () => NodePool | undefined;
   /** which BNS boot contract the read-only calls use (default mainnet) */
   network?: Network;
+  /** GET /ready: this process's checks (src/api/readiness.ts); undefined: always ready */
+  readiness?: () => Promise<ReadinessReport>;
 }

@@ -25,6 +25,7 @@ import { nakamotoEndpoints } from './routes/extended/nakamoto.js';
 import { openApiEndpoints } from './routes/docs.js';
 import { bnsEndpoints } from './routes/bns/index.js';
 import { rosettaEndpoints } from './routes/rosetta/index.js';
+import { healthEndpoints } from './routes/health.js';
 
 export function allEndpoints(): readonly Endpoint[] {
   return [
@@ -51,6 +52,7 @@ export function allEndpoints(): readonly Endpoint[] {
     ...bnsEndpoints,
     ...rosettaEndpoints,
     ...openApiEndpoints,
+    ...healthEndpoints,
   ];
 }
 

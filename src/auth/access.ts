@@ -53,7 +53,10 @@ export function isStaticAsset(path: string): boolean {
     path === '/docs' ||
     path.startsWith('/docs/') ||
     path === '/extended/openapi.json' ||
-    path === '/extended/openapi.yaml'
+    path === '/extended/openapi.yaml' ||
+    // load balancers and orchestrators probe these: a probe refused by a rate limit would take the process out
+    path === '/health' ||
+    path === '/ready'
   );
 }
 

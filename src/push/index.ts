@@ -17,6 +17,7 @@ import { PushPublisher, RedisPushSink, ShardedRedisPushSink, type PushSink } fro
 import { PushServer } from './server.js';
 import { InterestRecorder, InterestView } from './interest.js';
 import { redisOutageLog } from '../redis-outage.js';
+import type { ReplicaMonitor } from '../store/replica.js';
 
 export { PushServer, type PushMetrics } from './server.js';
 export { PushPublisher } from './publisher.js';
@@ -24,6 +25,8 @@ export { PushPublisher } from './publisher.js';
 export interface Push {
   server?: PushServer;
   publisher?: PushPublisher;
+  /** every Redis connection is up (undefined without REDIS_URL) */
+  redisReady(): boolean | undefined;
   close(): Promise<void>;
 }
 
@@ -41,6 +44,11 @@ export async function startPush(
     snapshots?: boolean;
     /** rate limits / API keys for new Socket.IO and JSON-RPC connections */
     access?: AccessControl;
+    /**
+     * The read replica this process's REST API reads (DATABASE_READ_URL) and its monitor: messages are delivered once
+     * it has replayed them, and resumes read push_messages from it (src/push/replica-gate.ts).
+     */
+    replica?: { sql: Sql; monitor: ReplicaMonitor };
   },
 ): Promise<Push> {
   const clients: Redis[] = [];
@@ -74,6 +82,7 @@ export async function startPush(
       maxBufferedBytes: config.pushMaxBuffer,
       access: deps.access,
       interest: recorder,
+      replica: deps.replica,
     });
   }
   let publisher: PushPublisher | undefined;
@@ -106,7 +115,12 @@ export async function startPush(
         });
       }
     }
-    publisher = new PushPublisher(deps.sql, sinks, deps.log, { snapshots: deps.snapshots ?? true, rooms: view });
+    publisher = new PushPublisher(deps.sql, sinks, deps.log, {
+      snapshots: deps.snapshots ?? true,
+      rooms: view,
+      // other processes (through Redis), or this one, may read a replica: stamp each batch with its WAL position
+      lsn: (deps.snapshots ?? true) && (!!config.redisUrl || !!deps.replica),
+    });
     publisher.attach(deps.pipeline);
     // what a previous run committed but never published goes out before the observer accepts anything new
     await publisher.recover();
@@ -114,6 +128,7 @@ export async function startPush(
   return {
     server,
     publisher,
+    redisReady: () => (config.redisUrl ? clients.every((c) => c.status === 'ready') : undefined),
     async close() {
       await publisher?.idle();
       await server?.close();

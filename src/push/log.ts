@@ -5,6 +5,12 @@ import type { PushMessage } from './messages.js';
 /** A message with its resume cursor. */
 export interface PublishedMessage extends PushMessage {
   seq: string;
+  /**
+   * The primary's WAL position after the COMMIT that stored this message (and, before it, the chain data it tells
+   * about): an api process reading a replica delivers it once the replica has replayed that far. Carried on the
+   * push channel only, never sent to clients.
+   */
+  lsn?: string;
 }
 
 /** The trailing Socket.IO argument (and JSON-RPC `cursor`) of a message. */

@@ -20,6 +20,7 @@ import { ALL_ROOMS, type RoomFilter } from './interest.js';
 import { isPushable } from '../chain/types.js';
 import { appendMessages, cursorOf, type PublishedMessage } from './log.js';
 import { isUnavailable } from '../http/errors.js';
+import { primaryCommitLsn } from '../store/replica.js';
 
 /** Where published messages go. */
 export interface PushSink {
@@ -101,6 +102,11 @@ export interface PushPublisherOptions {
   maxInFlight?: number;
   /** rooms to build messages for (default: every room); see interest.ts */
   rooms?: RoomFilter;
+  /**
+   * Stamp each published batch with the primary's WAL position after its COMMIT (PostgreSQL only), so api processes
+   * reading a replica hold it until the replica has replayed it (src/store/replica.ts).
+   */
+  lsn?: boolean;
 }
 
 export class PushPublisher {
@@ -248,9 +254,14 @@ export class PushPublisher {
     let ord = 0;
     const flush = async (built: PushMessage[], final: boolean) => {
       const msgs = built.filter((x) => this.rooms.wants(x.room));
-      const published = await appendMessages(this.sql, eventId, msgs, { ordOffset: ord, final });
+      let published = await appendMessages(this.sql, eventId, msgs, { ordOffset: ord, final });
       ord += msgs.length;
       if (!published.length) return;
+      if (this.opts.lsn) {
+        // read after the append's COMMIT, which follows the projection's: the position covers both
+        const lsn = await primaryCommitLsn(this.sql);
+        published = published.map((p) => ({ ...p, lsn }));
+      }
       all.push(...published);
       this.published += published.length;
       for (const s of this.sinks) {

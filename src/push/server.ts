@@ -23,6 +23,8 @@ import { cursorOf, lastSeq, messagesAfter, type PublishedMessage } from './log.j
 import { JsonRpcServer } from './jsonrpc.js';
 import type { InterestRecorder } from './interest.js';
 import { redisNames, type PushSink } from './publisher.js';
+import { ReplicaGate } from './replica-gate.js';
+import type { ReplicaMonitor } from '../store/replica.js';
 
 export interface PushServerOptions {
   sql: Sql;
@@ -42,6 +44,12 @@ export interface PushServerOptions {
   access?: AccessControl;
   /** records the rooms this process's clients follow (interest.ts); omitted: nothing is recorded */
   interest?: InterestRecorder;
+  /**
+   * The read replica this process's REST API reads: every message is held until the replica has replayed it
+   * (replica-gate.ts), and resumes read push_messages from the replica. Socket.IO packets are then emitted by this
+   * process from the push channel's batches, not taken from the Redis adapter (which would deliver them at once).
+   */
+  replica?: { sql: Sql; monitor: ReplicaMonitor };
 }
 
 /** Counters of one api process (GET /extended/v1/status/push). */
@@ -89,12 +97,18 @@ export class PushServer implements PushSink {
   private readonly backpressureTimer: NodeJS.Timeout;
   /** clients over the limit at the previous check */
   private overLimit = new Set<string>();
+  /** reading a replica: messages wait here until it has replayed them */
+  private readonly gate: ReplicaGate | undefined;
+  /** where push_messages is read (resumes, the last cursor): the replica when there is one */
+  private readonly logSql: Sql;
 
   constructor(
     app: TemplatedApp,
     private readonly opts: PushServerOptions,
   ) {
     this.maxBuffered = opts.maxBufferedBytes ?? 8 * 1024 * 1024;
+    this.logSql = opts.replica?.sql ?? opts.sql;
+    if (opts.replica) this.gate = new ReplicaGate(opts.replica.monitor, (msgs) => this.releaseBatch(msgs));
     this.io = new Server({
       path: '/socket.io/',
       transports: ['websocket', 'polling'],
@@ -110,7 +124,7 @@ export class PushServer implements PushSink {
     this.backpressureTimer = setInterval(() => this.checkBackpressure(), opts.backpressureCheckMs ?? 1000);
     this.backpressureTimer.unref();
     const names = opts.redis ? redisNames(opts.redis.prefix) : undefined;
-    if (opts.redis && names) {
+    if (opts.redis && names && !this.gate) {
       this.io.adapter(
         opts.redis.adapter === 'sharded'
           ? createShardedAdapter(opts.redis.pub, opts.redis.sub, { channelPrefix: names.adapterKey, subscriptionMode: 'static' })
@@ -129,7 +143,7 @@ export class PushServer implements PushSink {
       });
     }
     this.rpc = new JsonRpcServer(app, {
-      sql: opts.sql,
+      sql: this.logSql,
       log: opts.log,
       maxBufferedBytes: this.maxBuffered,
       onSlowConsumer: () => this.counts.slow++,
@@ -168,7 +182,7 @@ export class PushServer implements PushSink {
     this.io.on('connection', (socket) => this.onConnection(socket));
 
     // messages this process delivers live: all of them, in order (the resume bookkeeping needs every cursor)
-    this.ready = lastSeq(opts.sql).then((s) => {
+    this.ready = lastSeq(this.logSql).then((s) => {
       if (BigInt(s) > this.seen) this.seen = BigInt(s);
       this.synced = true;
     });
@@ -228,6 +242,10 @@ export class PushServer implements PushSink {
 
   /** In-process delivery (the publisher runs in this process and there is no Redis). */
   deliver(msgs: PublishedMessage[]): void {
+    if (this.gate) {
+      this.gate.push(msgs);
+      return;
+    }
     for (const m of msgs) this.io.to(m.room).emit(m.event, ...m.args, cursorOf(m));
     this.afterBatch(msgs);
   }
@@ -238,12 +256,43 @@ export class PushServer implements PushSink {
    */
   private onRemoteBatch(msgs: PublishedMessage[]): void {
     if (!msgs.length) return;
+    if (this.gate) {
+      this.gate.push(msgs);
+      return;
+    }
     if (this.synced && BigInt(msgs[0].seq) !== this.seen + 1n) {
       this.opts.log.warn({ last: this.seen.toString(), next: msgs[0].seq }, 'push: gap in the push channel, clients resume');
       this.resumeAll();
     }
     this.pendingPackets += msgs.length;
     this.afterBatch(msgs);
+  }
+
+  /**
+   * A batch the replica has replayed (reading a replica): emitted to this process's clients. Messages already covered
+   * by a resync are skipped; a batch that does not follow the last cursor delivered (messages published before this
+   * process subscribed, or lost on the push channel) makes every client resume from the replica first.
+   */
+  private releaseBatch(msgs: PublishedMessage[]): void {
+    const fresh = msgs.filter((m) => BigInt(m.seq) > this.seen);
+    if (!fresh.length) return;
+    if (this.synced && BigInt(fresh[0].seq) !== this.seen + 1n) {
+      this.opts.log.warn({ last: this.seen.toString(), next: fresh[0].seq }, 'push: gap before a replayed batch, clients resume');
+      this.resumeAll();
+    }
+    for (const m of fresh) this.io.to(m.room).emit(m.event, ...m.args, cursorOf(m));
+    this.afterBatch(fresh);
+  }
+
+  /** Messages held until the read replica replays them (0 without a replica). */
+  get heldMessages(): number {
+    return this.gate?.waiting ?? 0;
+  }
+
+  /** The Redis connections are up (undefined: no Redis). */
+  redisReady(): boolean | undefined {
+    if (!this.opts.redis) return undefined;
+    return this.opts.redis.sub.status === 'ready' && this.opts.redis.pub.status === 'ready';
   }
 
   private packetsDone(): void {
@@ -253,7 +302,7 @@ export class PushServer implements PushSink {
   /** After the subscription was interrupted: `seen` catches up with push_messages, then every client resumes. */
   private async resync(): Promise<void> {
     await this.ready;
-    const s = BigInt(await lastSeq(this.opts.sql));
+    const s = BigInt(await lastSeq(this.logSql));
     if (s > this.seen) this.seen = s;
     this.opts.log.warn({ last: this.seen.toString() }, 'push: Redis subscription was interrupted, clients resume');
     this.resumeAll();
@@ -385,7 +434,7 @@ export class PushServer implements PushSink {
         if (socket.connected && !this.kicked.has(socket) && list.length) void socket.join(list);
         return;
       }
-      const msgs = (await messagesAfter(this.opts.sql, sent.toString(), list)).filter((m) => BigInt(m.seq) <= target);
+      const msgs = (await messagesAfter(this.logSql, sent.toString(), list)).filter((m) => BigInt(m.seq) <= target);
       for (const m of msgs) socket.emit(m.event, ...m.args, cursorOf(m));
       this.counts.replayed += msgs.length;
       sent = msgs.length === 10_000 ? BigInt(msgs.at(-1)!.seq) : target;
