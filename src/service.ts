@@ -20,6 +20,8 @@ import { completeBnsBackfill } from './store/bns-write.js';
 import { installNodeProxy, type NodeProxy } from './proxy/index.js';
 import { StartupError, databaseStartupError, portStartupError } from './startup-error.js';
 import { settleNetwork } from './chain/network.js';
+import { startHooks } from './hooks/index.js';
+import type { HookRunner } from './hooks/runner.js';
 
 export interface Service {
   db: Database;
@@ -32,6 +34,8 @@ export interface Service {
   nodeProxy?: NodeProxy;
   /** Real-time push: Socket.IO + JSON-RPC server (api modes) and publisher (ingest modes). */
   push?: Push;
+  /** Hook evaluation and delivery (ingest modes). */
+  hooks?: HookRunner;
   close(): Promise<void>;
 }
 
@@ -79,6 +83,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
   let access: Access | undefined;
   let nodeProxy: NodeProxy | undefined;
   let push: Push | undefined;
+  let hookRunner: HookRunner | undefined;
   try {
     let applied: string[];
     try {
@@ -94,6 +99,8 @@ export async function startService(config: Config, log: Logger): Promise<Service
     if (subdomainZonefiles) log.info({ zonefiles: subdomainZonefiles }, 'BNS subdomains backfilled');
     let pipeline: ObserverPipeline | undefined;
     if (config.apiMode !== 'api') pipeline = new ObserverPipeline(db.sql, log, { chainId });
+    // hooks: journal written in each projection transaction, evaluator and deliveries beside the projector
+    hookRunner = pipeline ? startHooks(config, db.sql, log, pipeline.projector) : undefined;
     // The push publisher is attached (and has published what a previous run left unpublished) before the observer
     // accepts a message: no committed change goes unpublished.
     const startObserver = async () => {
@@ -123,6 +130,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
           nodes: () => nodeProxy?.pool,
           ingestMetrics: () => pipeline?.projector.metrics(),
           network: chainId === undefined ? undefined : chainId === CHAIN_ID_TESTNET ? 'testnet' : 'mainnet',
+          hooks: { sql: db.sql, maxPerKey: config.hooksMaxPerKey, allowedHosts: config.hooksAllowedHosts, kick: () => hookRunner?.kick() },
         },
         { log, trustProxy: config.trustProxy, access: access.access, pushMetrics: () => push?.server?.metrics() },
       );
@@ -154,6 +162,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
       access: access?.access,
       nodeProxy,
       push,
+      hooks: hookRunner,
       async close() {
         // In order: stop accepting (new node messages are answered 503 and re-sent by the node later), answer the
         // requests already received, let the projector apply what was acknowledged (for a while: the rest stays in the
@@ -162,6 +171,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
         api?.listening.close();
         await Promise.all([observer?.drained(5000), api?.drained(5000)]);
         if (pipeline) await pipeline.close(10_000);
+        await hookRunner?.stop();
         await push?.close();
         observer?.close();
         api?.app.close?.();
@@ -171,6 +181,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
       },
     };
   } catch (err) {
+    await hookRunner?.stop();
     await push?.close();
     observer?.close();
     api?.listening.close();

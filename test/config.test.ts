@@ -42,6 +42,13 @@ describe('loadConfig', () => {
       pushMaxBuffer: 8 * MB,
       pushRooms: 'subscribed',
       pushResumeWindowMs: 900_000,
+      hooksMaxPerKey: 100,
+      hooksMaxPayloadBytes: 4 * MB,
+      hooksTimeoutMs: 10_000,
+      hooksAllowedHosts: [],
+      hooksRetryMinMs: 1000,
+      hooksRetryMaxMs: 600_000,
+      hooksConcurrency: 32,
     });
   });
 
@@ -77,6 +84,13 @@ describe('loadConfig', () => {
       PUSH_MAX_BUFFER: '256kb',
       PUSH_ROOMS: 'all',
       PUSH_RESUME_WINDOW_S: '60',
+      HOOKS_MAX_PER_KEY: '5',
+      HOOKS_MAX_PAYLOAD_BYTES: '64kb',
+      HOOKS_TIMEOUT_MS: '2000',
+      HOOKS_ALLOWED_HOSTS: 'hooks.example.com, *.internal,127.0.0.1',
+      HOOKS_RETRY_MIN_MS: '50',
+      HOOKS_RETRY_MAX_MS: '5000',
+      HOOKS_CONCURRENCY: '4',
       STACKS_FIXTURES_DIR: '/not/config',
     });
     expect(c).toEqual({
@@ -106,6 +120,13 @@ describe('loadConfig', () => {
       pushMaxBuffer: 256 * 1024,
       pushRooms: 'all',
       pushResumeWindowMs: 60_000,
+      hooksMaxPerKey: 5,
+      hooksMaxPayloadBytes: 64 * 1024,
+      hooksTimeoutMs: 2000,
+      hooksAllowedHosts: ['hooks.example.com', '*.internal', '127.0.0.1'],
+      hooksRetryMinMs: 50,
+      hooksRetryMaxMs: 5000,
+      hooksConcurrency: 4,
     });
     expect(c).not.toHaveProperty('stacksFixturesDir');
   });

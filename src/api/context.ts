@@ -23,4 +23,12 @@ export interface ApiContext {
   nodes?: () => NodePool | undefined;
   /** which BNS boot contract the read-only calls use (default mainnet) */
   network?: Network;
+  /** hooks (src/api/routes/extended/hooks.ts): the primary database and the HOOKS_* limits; undefined: not served */
+  hooks?: {
+    sql: Sql;
+    maxPerKey: number;
+    allowedHosts: string[];
+    /** wakes this process's hook evaluator (other processes poll) */
+    kick?: () => void;
+  };
 }
