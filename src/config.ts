@@ -61,6 +61,15 @@ export interface Config {
   replicaMaxLagMs: number;
   /** How often the replica's replay position is polled while push messages wait for it (milliseconds). */
   replicaPollMs: number;
+  /** Webhooks (docs/hooks.md): hooks per API key, payload bytes, request timeout, receiving hosts, back-off, parallelism. */
+  hooksMaxPerKey: number;
+  hooksMaxPayloadBytes: number;
+  hooksTimeoutMs: number;
+  /** Empty: any host may receive deliveries. */
+  hooksAllowedHosts: string[];
+  hooksRetryMinMs: number;
+  hooksRetryMaxMs: number;
+  hooksConcurrency: number;
 }
 
 export class ConfigError extends Error {
@@ -238,6 +247,16 @@ const envSchema = z.object({
   PUSH_RESUME_WINDOW_S: envVar(integer(0, 7 * 24 * 3600), 900),
   REPLICA_MAX_LAG_MS: envVar(positiveMs, 10_000),
   REPLICA_POLL_MS: envVar(integer(1, 10_000, 'integer 1-10000 (milliseconds)'), 10),
+  HOOKS_MAX_PER_KEY: envVar(integer(0, 1_000_000), 100),
+  HOOKS_MAX_PAYLOAD_BYTES: envVar(byteSize, 4 * MB),
+  HOOKS_TIMEOUT_MS: envVar(positiveMs, 10_000),
+  HOOKS_ALLOWED_HOSTS: envVar((raw: string): Parsed<string[]> => {
+    const items = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    return items.every((h) => /^(\*\.)?[A-Za-z0-9.:\-_[\]]+$/.test(h)) ? ok(items) : bad('comma-separated host names, addresses or *.domain patterns');
+  }, []),
+  HOOKS_RETRY_MIN_MS: envVar(positiveMs, 1000),
+  HOOKS_RETRY_MAX_MS: envVar(positiveMs, 600_000),
+  HOOKS_CONCURRENCY: envVar(integer(1, 10_000), 32),
 });
 
 /** Names of the environment variables this service reads. */
@@ -283,5 +302,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     pushResumeWindowMs: e.PUSH_RESUME_WINDOW_S * 1000,
     replicaMaxLagMs: e.REPLICA_MAX_LAG_MS,
     replicaPollMs: e.REPLICA_POLL_MS,
+    hooksMaxPerKey: e.HOOKS_MAX_PER_KEY,
+    hooksMaxPayloadBytes: e.HOOKS_MAX_PAYLOAD_BYTES,
+    hooksTimeoutMs: e.HOOKS_TIMEOUT_MS,
+    hooksAllowedHosts: e.HOOKS_ALLOWED_HOSTS,
+    hooksRetryMinMs: e.HOOKS_RETRY_MIN_MS,
+    hooksRetryMaxMs: e.HOOKS_RETRY_MAX_MS,
+    hooksConcurrency: e.HOOKS_CONCURRENCY,
   };
 }

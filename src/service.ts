@@ -22,6 +22,8 @@ import { StartupError, databaseStartupError, portStartupError } from './startup-
 import { settleNetwork } from './chain/network.js';
 import { ReplicaMonitor } from './store/replica.js';
 import { Readiness } from './api/readiness.js';
+import { startHooks } from './hooks/index.js';
+import type { HookRunner } from './hooks/runner.js';
 
 export interface Service {
   db: Database;
@@ -34,6 +36,8 @@ export interface Service {
   nodeProxy?: NodeProxy;
   /** Real-time push: Socket.IO + JSON-RPC server (api modes) and publisher (ingest modes). */
   push?: Push;
+  /** Hook evaluation and delivery (ingest modes). */
+  hooks?: HookRunner;
   close(): Promise<void>;
 }
 
@@ -82,6 +86,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
   let nodeProxy: NodeProxy | undefined;
   let push: Push | undefined;
   let replica: ReplicaMonitor | undefined;
+  let hookRunner: HookRunner | undefined;
   try {
     let applied: string[];
     try {
@@ -97,6 +102,8 @@ export async function startService(config: Config, log: Logger): Promise<Service
     if (subdomainZonefiles) log.info({ zonefiles: subdomainZonefiles }, 'BNS subdomains backfilled');
     let pipeline: ObserverPipeline | undefined;
     if (config.apiMode !== 'api') pipeline = new ObserverPipeline(db.sql, log, { chainId });
+    // hooks: journal written in each projection transaction, evaluator and deliveries beside the projector
+    hookRunner = pipeline ? startHooks(config, db.sql, log, pipeline.projector) : undefined;
     // The push publisher is attached (and has published what a previous run left unpublished) before the observer
     // accepts a message: no committed change goes unpublished.
     const startObserver = async () => {
@@ -139,6 +146,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
           ingestMetrics: () => pipeline?.projector.metrics(),
           network: chainId === undefined ? undefined : chainId === CHAIN_ID_TESTNET ? 'testnet' : 'mainnet',
           readiness: () => readiness.report(),
+          hooks: { sql: db.sql, maxPerKey: config.hooksMaxPerKey, allowedHosts: config.hooksAllowedHosts, kick: () => hookRunner?.kick() },
         },
         { log, trustProxy: config.trustProxy, access: access.access, pushMetrics: () => push?.server?.metrics(), readiness },
       );
@@ -178,6 +186,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
       access: access?.access,
       nodeProxy,
       push,
+      hooks: hookRunner,
       async close() {
         // In order: stop accepting (new node messages are answered 503 and re-sent by the node later), answer the
         // requests already received, let the projector apply what was acknowledged (for a while: the rest stays in the
@@ -186,6 +195,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
         api?.listening.close();
         await Promise.all([observer?.drained(5000), api?.drained(5000)]);
         if (pipeline) await pipeline.close(10_000);
+        await hookRunner?.stop();
         await push?.close();
         await replica?.close();
         observer?.close();
@@ -196,6 +206,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
       },
     };
   } catch (err) {
+    await hookRunner?.stop();
     await push?.close();
     await replica?.close();
     observer?.close();

@@ -44,6 +44,13 @@ describe('loadConfig', () => {
       pushResumeWindowMs: 900_000,
       replicaMaxLagMs: 10_000,
       replicaPollMs: 10,
+      hooksMaxPerKey: 100,
+      hooksMaxPayloadBytes: 4 * MB,
+      hooksTimeoutMs: 10_000,
+      hooksAllowedHosts: [],
+      hooksRetryMinMs: 1000,
+      hooksRetryMaxMs: 600_000,
+      hooksConcurrency: 32,
     });
   });
 
@@ -81,6 +88,13 @@ describe('loadConfig', () => {
       PUSH_RESUME_WINDOW_S: '60',
       REPLICA_MAX_LAG_MS: '2500',
       REPLICA_POLL_MS: '25',
+      HOOKS_MAX_PER_KEY: '5',
+      HOOKS_MAX_PAYLOAD_BYTES: '64kb',
+      HOOKS_TIMEOUT_MS: '2000',
+      HOOKS_ALLOWED_HOSTS: 'hooks.example.com, *.internal,127.0.0.1',
+      HOOKS_RETRY_MIN_MS: '50',
+      HOOKS_RETRY_MAX_MS: '5000',
+      HOOKS_CONCURRENCY: '4',
       STACKS_FIXTURES_DIR: '/not/config',
     });
     expect(c).toEqual({
@@ -112,6 +126,13 @@ describe('loadConfig', () => {
       pushResumeWindowMs: 60_000,
       replicaMaxLagMs: 2500,
       replicaPollMs: 25,
+      hooksMaxPerKey: 5,
+      hooksMaxPayloadBytes: 64 * 1024,
+      hooksTimeoutMs: 2000,
+      hooksAllowedHosts: ['hooks.example.com', '*.internal', '127.0.0.1'],
+      hooksRetryMinMs: 50,
+      hooksRetryMaxMs: 5000,
+      hooksConcurrency: 4,
     });
     expect(c).not.toHaveProperty('stacksFixturesDir');
   });

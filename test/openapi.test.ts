@@ -314,6 +314,8 @@ describe('documented parameters agree with the handlers', () => {
     tld: 'id',
     // v3
     asset_identifier: `${ADDRESS}.token::ft`,
+    // hooks
+    uuid: '3f2504e0-4f89-11d3-9a0c-0305e82c3301',
   };
   /** Query that makes a request well-formed apart from the parameter under test. */
   const baseQuery: Record<string, Record<string, string>> = {

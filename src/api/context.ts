@@ -26,4 +26,12 @@ export interface ApiContext {
   network?: Network;
   /** GET /ready: this process's checks (src/api/readiness.ts); undefined: always ready */
   readiness?: () => Promise<ReadinessReport>;
+  /** hooks (src/api/routes/extended/hooks.ts): the primary database and the HOOKS_* limits; undefined: not served */
+  hooks?: {
+    sql: Sql;
+    maxPerKey: number;
+    allowedHosts: string[];
+    /** wakes this process's hook evaluator (other processes poll) */
+    kick?: () => void;
+  };
 }

@@ -16,7 +16,7 @@ import type { Router, HttpRequest } from '../http/router.js';
 import { HttpError, json, type HttpResponse } from '../http/response.js';
 import type { ApiContext } from './context.js';
 
-export type Method = 'GET' | 'POST' | 'ANY';
+export type Method = 'GET' | 'POST' | 'DELETE' | 'ANY';
 
 /**
  * How the answer may be cached (src/api/cache.ts): 'etag' — a function of the chain state and the URL: tagged with the

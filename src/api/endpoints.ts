@@ -23,6 +23,7 @@ import { contractListEndpoints } from './routes/extended/contracts.js';
 import { burnBlockEndpoints } from './routes/extended/burn-blocks.js';
 import { nakamotoEndpoints } from './routes/extended/nakamoto.js';
 import { openApiEndpoints } from './routes/docs.js';
+import { hookEndpoints } from './routes/extended/hooks.js';
 import { bnsEndpoints } from './routes/bns/index.js';
 import { rosettaEndpoints } from './routes/rosetta/index.js';
 import { healthEndpoints } from './routes/health.js';
@@ -51,6 +52,7 @@ export function allEndpoints(): readonly Endpoint[] {
     ...poxCycleEndpoints,
     ...bnsEndpoints,
     ...rosettaEndpoints,
+    ...hookEndpoints,
     ...openApiEndpoints,
     ...healthEndpoints,
   ];
@@ -75,6 +77,7 @@ export const TAGS = [
   { name: 'Non-Fungible Tokens', description: 'NFT holdings, history and mints' },
   { name: 'Fees', description: 'Fee estimates' },
   { name: 'Names', description: 'BNS v1 names, namespaces, zonefiles, subdomains and prices' },
+  { name: 'Hooks', description: 'Predicates evaluated on every block, matches POSTed to your service (needs an API key)' },
 ] as const;
 
 /** Router paths deliberately not in the document: the HTML docs page, its static files, the dashboard, Rosetta's route-not-found. */

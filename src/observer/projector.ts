@@ -30,6 +30,12 @@ export interface CommittedMessage {
   outbox: boolean;
 }
 
+/** A message applied in the transaction in progress (see Projector.onApplying). */
+export interface AppliedMessage {
+  update: ChainUpdate;
+  result: IngestResult;
+}
+
 /** Turns a logged message back into its update (the observer's decoder; `receivedAt` in ms). */
 export type LogDecoder = (path: string, body: string, receivedAt: number) => ChainUpdate;
 
@@ -77,6 +83,7 @@ export class Projector {
   fastBlocks = true;
 
   private readonly listeners: ((m: CommittedMessage) => void | Promise<unknown>)[] = [];
+  private readonly applyingHooks: ((tx: Sql, applied: AppliedMessage[]) => Promise<unknown>)[] = [];
   private readonly known = new Map<number, Known>();
   private knownChars = 0;
   private applied = 0;
@@ -129,6 +136,14 @@ export class Projector {
    */
   onCommitted(listener: (m: CommittedMessage) => void | Promise<unknown>): void {
     this.listeners.push(listener);
+  }
+
+  /**
+   * Called INSIDE each projection transaction, once its messages are applied and before COMMIT, with the batch's
+   * messages and their results in log order: what it writes commits (or not) with the tables. A failure fails the batch.
+   */
+  onApplying(hook: (tx: Sql, applied: AppliedMessage[]) => Promise<unknown>): void {
+    this.applyingHooks.push(hook);
   }
 
   /** Starts applying from where the log was left (idempotent; a database that is down is waited for). */
@@ -394,6 +409,7 @@ export class Projector {
       await Promise.all(inflight);
       this.blocksSentAhead += sentAhead;
       if (deferred) await flushDerived(t);
+      for (const h of this.applyingHooks) await h(t, batch.map((m, i) => ({ update: m.update, result: results[i] })));
       await markApplied(t, batch[batch.length - 1].id);
       return { results };
     })) as unknown as { moved?: number; results?: IngestResult[] };

@@ -1,0 +1,373 @@
+/**
+ * The hooks' machinery in the ingest process:
+ *   journal   — inside each projection transaction, the blocks it made canonical (apply) or orphaned (rollback) go to
+ *               hook_chain (the durable outbox: committed with the tables, or not at all);
+ *   evaluator — reads hook_chain in order, matches the blocks against the indexed predicates and writes each hook's
+ *               deliveries (a rollback carries what the hook had been sent for that block), then moves its cursor, in
+ *               one transaction; a new hook's history is evaluated from the stored tables first (backfill);
+ *   delivery  — per hook, the oldest pending delivery is POSTed (signed, with a timeout); a failure is retried with
+ *               exponential back-off and holds back only that hook's later deliveries (chain order per hook).
+ * Ingestion never waits for the evaluator or for a receiver: the projector only inserts the journal rows.
+ */
+import { createHmac } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Sql } from '../store/connect.js';
+import type { AppliedMessage, Projector } from '../observer/projector.js';
+import {
+  advanceHookCursor,
+  appliedDeliveriesOf,
+  canonicalBlockHashes,
+  canonicalTipHeight,
+  dueDeliveries,
+  hookCursor,
+  hooksVersion,
+  insertDeliveries,
+  journalAfter,
+  journalChainChanges,
+  journalHead,
+  liveHooks,
+  loadHookBlocks,
+  nextDueAt,
+  recordAttempt,
+  settleHook,
+  unsettledHooks,
+  type ChainChange,
+  type DueDelivery,
+  type HookRow,
+  type NewDelivery,
+} from '../store/hooks.js';
+import { HookIndex, type HookBlock } from './evaluate.js';
+import { chainhookBlock, hookPayload, type ChainhookBlock, type HookPayload } from './payload.js';
+import type { HookPredicate } from './predicate.js';
+import { hostAllowed } from './urls.js';
+
+export interface HooksOptions {
+  /** bytes of one payload at most: a block whose matches exceed it is sent in several payloads */
+  maxPayloadBytes: number;
+  timeoutMs: number;
+  /** undefined or empty: any host */
+  allowedHosts: string[];
+  retryMinMs: number;
+  retryMaxMs: number;
+  /** hooks delivered to at the same time */
+  concurrency: number;
+}
+
+export const SIGNATURE_HEADER = 'x-stacks-pulse-signature';
+export const DELIVERY_HEADER = 'x-stacks-pulse-delivery';
+export const HOOK_HEADER = 'x-stacks-pulse-hook';
+
+/** `sha256=<hex HMAC-SHA256 of the body with the hook's secret>` */
+export function signBody(secret: string, body: string): string {
+  return 'sha256=' + createHmac('sha256', secret).update(body).digest('hex');
+}
+
+/** The journal rows for the messages of a projection transaction, in log order. */
+export function chainChanges(applied: AppliedMessage[]): (ChainChange & { group: number })[] {
+  const out: (ChainChange & { group: number })[] = [];
+  applied.forEach(({ result }, i) => {
+    if (!result?.applied || result.kind !== 'block') return;
+    for (const h of result.orphanedBlocks) out.push({ action: 'rollback', index_block_hash: h, group: 2 * i });
+    const applies = new Set(result.restoredBlocks);
+    if (result.canonicalBlock) applies.add(result.canonicalBlock);
+    for (const h of applies) out.push({ action: 'apply', index_block_hash: h, group: 2 * i + 1 });
+  });
+  return out;
+}
+
+const BATCH = 200;
+const BACKFILL_CHUNK = 500;
+
+export class HookRunner {
+  /** called with each payload when it is first attempted (the push room hook:<uuid>) */
+  onPayload: ((uuid: string, payload: HookPayload) => void) | undefined;
+  private running = false;
+  private evaluatorLoop: Promise<void> | undefined;
+  private deliveryLoop: Promise<void> | undefined;
+  private wakeEvaluator: (() => void) | undefined;
+  private wakeDelivery: (() => void) | undefined;
+  private evaluatorKicked = false;
+  private deliveryKicked = false;
+  private version = '';
+  private index = new HookIndex([]);
+  private hooks = new Map<number, HookRow>();
+  private readonly inflight = new Map<number, Promise<void>>();
+  /** ms spent matching blocks (evaluation only), for the benchmark */
+  readonly evaluation = { blocks: 0, ms: 0 };
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly log: Logger,
+    private readonly opts: HooksOptions,
+  ) {}
+
+  /** Journals each projection's chain changes in its transaction, and wakes the evaluator after its commit. */
+  attach(projector: Projector): void {
+    projector.onApplying((tx, applied) => journalChainChanges(tx, chainChanges(applied)));
+    projector.onCommitted(() => this.kick());
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.evaluatorLoop = this.runEvaluator();
+    this.deliveryLoop = this.runDelivery();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wakeEvaluator?.();
+    this.wakeDelivery?.();
+    await this.evaluatorLoop;
+    await this.deliveryLoop;
+    await Promise.allSettled([...this.inflight.values()]);
+  }
+
+  /** Something changed (a projection committed, a hook was created): look again. */
+  kick(): void {
+    this.evaluatorKicked = true;
+    this.wakeEvaluator?.();
+  }
+
+  private kickDelivery(): void {
+    this.deliveryKicked = true;
+    this.wakeDelivery?.();
+  }
+
+  // ---- evaluator ---------------------------------------------------------------------------------------------------
+
+  private async runEvaluator(): Promise<void> {
+    let pause = 250;
+    while (this.running) {
+      try {
+        this.evaluatorKicked = false;
+        const worked = await this.evaluateOnce();
+        pause = 250;
+        if (!worked && !this.evaluatorKicked) await this.sleep(1000, 'evaluator');
+      } catch (err) {
+        this.log.error({ err }, 'hooks: evaluation failed (retrying)');
+        await this.sleep(pause, 'evaluator');
+        pause = Math.min(pause * 2, 30_000);
+      }
+    }
+  }
+
+  /** One step: new hooks' history, then the next journal rows. True when it did something. */
+  async evaluateOnce(): Promise<boolean> {
+    const v = await hooksVersion(this.sql);
+    if (v !== this.version) {
+      for (const h of await unsettledHooks(this.sql)) await this.backfill(h);
+      const rows = await liveHooks(this.sql);
+      this.hooks = new Map(rows.map((h) => [h.id, h]));
+      this.index = new HookIndex(rows.map((h) => ({ id: h.id, predicate: h.predicate as unknown as HookPredicate })));
+      this.version = await hooksVersion(this.sql);
+    }
+    const cursor = await hookCursor(this.sql);
+    const rows = await journalAfter(this.sql, cursor, BATCH);
+    if (!rows.length) return false;
+    const blocks = this.index.size ? await loadHookBlocks(this.sql, [...new Set(rows.filter((r) => r.action === 'apply').map((r) => r.index_block_hash))]) : new Map<string, HookBlock>();
+    const deliveries: NewDelivery[] = [];
+    const counts = new Map<number, number>();
+    for (const r of rows) {
+      if (r.action === 'apply') {
+        const block = blocks.get(r.index_block_hash);
+        if (!block) continue;
+        const started = performance.now();
+        const matches = this.index.match(block);
+        this.evaluation.ms += performance.now() - started;
+        this.evaluation.blocks++;
+        for (const [id, m] of matches) {
+          const hook = this.hooks.get(id);
+          if (!hook || hook.from_seq === null || r.seq <= hook.from_seq) continue;
+          if (!this.countOccurrence(hook, counts)) continue;
+          for (const b of this.splitBlock(block, m.txs, hook)) deliveries.push({ hook_id: id, action: 'apply', index_block_hash: block.index_block_hash, block_height: block.block_height, block: b });
+        }
+      } else {
+        for (const d of await appliedDeliveriesOf(this.sql, r.index_block_hash)) {
+          const hook = this.hooks.get(d.hook_id);
+          if (hook && hook.from_seq !== null && r.seq <= hook.from_seq) continue;
+          deliveries.push({ hook_id: d.hook_id, action: 'rollback', index_block_hash: r.index_block_hash, block_height: d.block_height, block: d.block });
+        }
+      }
+    }
+    await this.sql.begin(async (tx) => {
+      const t = tx as unknown as Sql;
+      await insertDeliveries(t, deliveries);
+      await advanceHookCursor(t, rows[rows.length - 1].seq);
+    });
+    for (const [id, n] of counts) {
+      const h = this.hooks.get(id);
+      if (h) h.occurrences += n;
+    }
+    if (deliveries.length) this.kickDelivery();
+    return true;
+  }
+
+  /** Counts an apply for the hook; false once it has reached expire_after_occurrence. */
+  private countOccurrence(hook: HookRow, counts: Map<number, number>): boolean {
+    const max = (hook.predicate as unknown as HookPredicate).expire_after_occurrence;
+    const n = counts.get(hook.id) ?? 0;
+    if (max !== undefined && hook.occurrences + n >= max) return false;
+    counts.set(hook.id, n + 1);
+    return true;
+  }
+
+  /** The block's matching txs as one or more payload blocks, each under the payload limit. */
+  private splitBlock(block: HookBlock, txs: number[], hook: HookRow): ChainhookBlock[] {
+    const p = hook.predicate as unknown as HookPredicate;
+    const whole = chainhookBlock(block, txs, p);
+    const limit = this.opts.maxPayloadBytes - 1024; // room for the envelope
+    if (JSON.stringify(whole).length <= limit || txs.length <= 1) return [whole];
+    const out: ChainhookBlock[] = [];
+    let part: number[] = [];
+    for (const i of txs) {
+      const next = [...part, i];
+      if (part.length && JSON.stringify(chainhookBlock(block, next, p)).length > limit) {
+        out.push(chainhookBlock(block, part, p));
+        part = [i];
+      } else part = next;
+    }
+    if (part.length) out.push(chainhookBlock(block, part, p));
+    return out;
+  }
+
+  /**
+   * A new hook: its history (canonical blocks from start_block, as the tables hold them) is evaluated in one
+   * REPEATABLE READ snapshot that also fixes where in the journal it starts following (from_seq), so history and
+   * the live stream meet with no gap and no duplicate. Without a start_block it follows the live stream only.
+   */
+  async backfill(hook: HookRow): Promise<number> {
+    const p = hook.predicate as unknown as HookPredicate;
+    const started = performance.now();
+    let blocksSeen = 0;
+    await this.sql.begin('isolation level repeatable read', async (tx) => {
+      const t = tx as unknown as Sql;
+      const head = await journalHead(t);
+      if (p.start_block !== undefined) {
+        const tip = await canonicalTipHeight(t);
+        const to = Math.min(tip, p.end_block ?? tip);
+        const index = new HookIndex([{ id: hook.id, predicate: p }]);
+        const counts = new Map<number, number>();
+        for (let from = p.start_block; from <= to; from += BACKFILL_CHUNK) {
+          const hashes = await canonicalBlockHashes(t, from, Math.min(to, from + BACKFILL_CHUNK - 1));
+          const blocks = await loadHookBlocks(t, hashes);
+          const deliveries: NewDelivery[] = [];
+          let expired = false;
+          for (const h of hashes) {
+            const block = blocks.get(h)!;
+            blocksSeen++;
+            const m = index.match(block).get(hook.id);
+            if (!m) continue;
+            if (!this.countOccurrence(hook, counts)) {
+              expired = true;
+              break;
+            }
+            for (const b of this.splitBlock(block, m.txs, hook)) deliveries.push({ hook_id: hook.id, action: 'apply', index_block_hash: h, block_height: block.block_height, block: b });
+          }
+          await insertDeliveries(t, deliveries);
+          if (expired) break;
+        }
+      }
+      await settleHook(t, hook.id, head);
+    });
+    if (p.start_block !== undefined) {
+      const s = (performance.now() - started) / 1000;
+      this.log.info({ hook: hook.uuid, blocks: blocksSeen, seconds: Math.round(s * 10) / 10 }, 'hooks: history evaluated');
+    }
+    this.kickDelivery();
+    return blocksSeen;
+  }
+
+  // ---- delivery ----------------------------------------------------------------------------------------------------
+
+  private async runDelivery(): Promise<void> {
+    let pause = 250;
+    while (this.running) {
+      try {
+        this.deliveryKicked = false;
+        const free = this.opts.concurrency - this.inflight.size;
+        let started = 0;
+        if (free > 0) {
+          for (const d of await dueDeliveries(this.sql, free, [...this.inflight.keys()])) {
+            started++;
+            this.inflight.set(
+              d.hook_id,
+              this.deliver(d)
+                .catch((err: unknown) => this.log.warn({ err, delivery: d.id }, 'hooks: delivery bookkeeping failed'))
+                .finally(() => {
+                  this.inflight.delete(d.hook_id);
+                  this.kickDelivery();
+                }),
+            );
+          }
+        }
+        pause = 250;
+        if (!started && !this.deliveryKicked) {
+          const at = this.inflight.size < this.opts.concurrency ? await nextDueAt(this.sql) : null;
+          const wait = at ? Math.max(10, Math.min(1000, at.getTime() - Date.now())) : 1000;
+          await this.sleep(wait, 'delivery');
+        }
+      } catch (err) {
+        this.log.error({ err }, 'hooks: delivery loop failed (retrying)');
+        await this.sleep(pause, 'delivery');
+        pause = Math.min(pause * 2, 30_000);
+      }
+    }
+  }
+
+  private async deliver(d: DueDelivery): Promise<void> {
+    const attempt = d.attempts + 1;
+    const payload = hookPayload({ id: String(d.id), action: d.action, block: d.block as ChainhookBlock }, { uuid: d.uuid, predicate: d.predicate as unknown as HookPredicate }, true);
+    const body = JSON.stringify(payload);
+    if (attempt === 1) {
+      try {
+        this.onPayload?.(d.uuid, payload);
+      } catch (err) {
+        this.log.warn({ err }, 'hooks: push of a payload failed');
+      }
+    }
+    const started = performance.now();
+    let status: number | null = null;
+    let error: string | null = null;
+    if (!hostAllowed(d.url, this.opts.allowedHosts)) error = 'host not in HOOKS_ALLOWED_HOSTS';
+    else {
+      try {
+        const headers: Record<string, string> = {
+          'content-type': 'application/json',
+          [SIGNATURE_HEADER]: signBody(d.secret, body),
+          [DELIVERY_HEADER]: String(d.id),
+          [HOOK_HEADER]: d.uuid,
+        };
+        if (d.authorization_header) headers.authorization = d.authorization_header;
+        const res = await fetch(d.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(this.opts.timeoutMs) });
+        status = res.status;
+        await res.arrayBuffer().catch(() => undefined);
+        if (status < 200 || status >= 300) error = `receiver answered ${status}`;
+      } catch (err) {
+        const e = err as Error & { cause?: { code?: string; message?: string } };
+        error = e.name === 'TimeoutError' ? `no answer within ${this.opts.timeoutMs} ms` : e.cause?.code ?? e.cause?.message ?? e.message;
+      }
+    }
+    const ms = Math.round(performance.now() - started);
+    const retry = Math.min(this.opts.retryMaxMs, this.opts.retryMinMs * 2 ** Math.min(30, attempt - 1));
+    if (error) this.log.debug({ hook: d.uuid, delivery: d.id, attempt, error, retry_ms: retry }, 'hooks: delivery failed');
+    await recordAttempt(this.sql, { delivery_id: d.id, attempt, status_code: status, error, ms, delivered: error === null, retry_in_ms: retry });
+  }
+
+  private sleep(ms: number, which: 'evaluator' | 'delivery'): Promise<void> {
+    if (!this.running) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      timer.unref?.();
+      const self = this;
+      function done() {
+        clearTimeout(timer);
+        if (which === 'evaluator') self.wakeEvaluator = undefined;
+        else self.wakeDelivery = undefined;
+        resolve();
+      }
+      if (which === 'evaluator') this.wakeEvaluator = done;
+      else this.wakeDelivery = done;
+    });
+  }
+}

@@ -1,0 +1,404 @@
+/**
+ * Hooks (sql/0140_hooks.sql): registered predicates, the chain journal the projector writes in its transaction, the
+ * per-hook delivery outbox and its attempts. Every SQL statement of the hooks feature is here.
+ */
+import type { Sql } from './connect.js';
+
+/** A hook's stored options (src/hooks/predicate.ts HookPredicate: if_this, start_block, end_block, …). */
+export type StoredPredicate = { if_this: { scope: string } & Record<string, unknown> } & Record<string, unknown>;
+
+/** One event of a tx, as stored (the columns of `events` a predicate reads). */
+export interface HookEvent {
+  event_index: number;
+  event_type: string;
+  asset_event_type: string | null;
+  asset_identifier: string | null;
+  contract_id: string | null;
+  topic: string | null;
+  sender: string | null;
+  recipient: string | null;
+  amount: string | null;
+  value_hex: string | null;
+  locked_address: string | null;
+  unlock_height: string | null;
+  /** the reference's JSON of the event (repr of Clarity values) */
+  api: Record<string, unknown>;
+}
+
+/** One tx of a block, as stored. */
+export interface HookTx {
+  tx_id: string;
+  tx_index: number;
+  tx_type: string;
+  status: string;
+  sender_address: string;
+  nonce: string;
+  fee_rate: string;
+  raw_tx: string;
+  raw_result: string;
+  contract_call_contract_id: string | null;
+  smart_contract_contract_id: string | null;
+  contract_abi: unknown;
+  api: Record<string, unknown>;
+  events: HookEvent[];
+}
+
+/** One anchored block with its txs (microblock txs it confirmed included), as stored. */
+export interface HookBlock {
+  index_block_hash: string;
+  block_hash: string;
+  block_height: number;
+  block_time: number;
+  parent_index_block_hash: string;
+  parent_block_hash: string;
+  burn_block_hash: string;
+  burn_block_height: number;
+  burn_block_time: number;
+  txs: HookTx[];
+}
+
+
+export type HookStatus = 'active' | 'paused' | 'expired';
+
+export interface HookRow {
+  id: number;
+  uuid: string;
+  owner: string;
+  name: string;
+  version: number;
+  network: string;
+  predicate: StoredPredicate;
+  url: string;
+  authorization_header: string | null;
+  secret: string;
+  status: HookStatus;
+  occurrences: number;
+  from_seq: number | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface ChainChange {
+  action: 'apply' | 'rollback';
+  index_block_hash: string;
+}
+
+export interface JournalRow {
+  seq: number;
+  action: 'apply' | 'rollback';
+  index_block_hash: string;
+  block_height: number;
+}
+
+const HOOK_COLUMNS = 'id, uuid, owner, name, version, network, predicate, url, authorization_header, secret, status, occurrences, from_seq, created_at, updated_at';
+
+function hookRow(r: Record<string, unknown>): HookRow {
+  return {
+    ...(r as unknown as HookRow),
+    id: Number(r.id),
+    occurrences: Number(r.occurrences),
+    from_seq: r.from_seq === null ? null : Number(r.from_seq),
+  };
+}
+
+// ---- written by the projector, in its transaction ----------------------------------------------------------------
+
+/**
+ * Appends the blocks a projection made canonical or orphaned to the journal. `group` orders the changes (one group per
+ * message and kind, in log order); within a group rollbacks go highest block first, applies lowest first, so a
+ * reorg's rollbacks precede the new branch's applies. One statement.
+ */
+export async function journalChainChanges(tx: Sql, changes: (ChainChange & { group: number })[]): Promise<void> {
+  if (!changes.length) return;
+  await tx`
+    INSERT INTO hook_chain (action, index_block_hash, block_height)
+    SELECT u.action, u.h, b.block_height
+    FROM unnest(${changes.map((c) => c.action)}::text[], ${changes.map((c) => c.index_block_hash)}::text[],
+                ${changes.map((c) => c.group)}::int[]) WITH ORDINALITY AS u(action, h, grp, ord)
+    JOIN blocks b ON b.index_block_hash = u.h
+    ORDER BY u.grp, CASE WHEN u.action = 'rollback' THEN -b.block_height ELSE b.block_height END, u.ord`;
+}
+
+// ---- the evaluator -----------------------------------------------------------------------------------------------
+
+export async function hookCursor(sql: Sql): Promise<number> {
+  const [r] = await sql<{ seq: string }[]>`SELECT seq FROM hook_cursor`;
+  return r ? Number(r.seq) : 0;
+}
+
+export async function journalAfter(sql: Sql, seq: number, limit: number): Promise<JournalRow[]> {
+  const rows = await sql<{ seq: string; action: 'apply' | 'rollback'; index_block_hash: string; block_height: string }[]>`
+    SELECT seq, action, index_block_hash, block_height FROM hook_chain WHERE seq > ${seq} ORDER BY seq LIMIT ${limit}`;
+  return rows.map((r) => ({ seq: Number(r.seq), action: r.action, index_block_hash: r.index_block_hash, block_height: Number(r.block_height) }));
+}
+
+/** The journal's newest seq (or the cursor's, once the journal is consumed and pruned). */
+export async function journalHead(sql: Sql): Promise<number> {
+  const [r] = await sql<{ seq: string }[]>`
+    SELECT GREATEST(COALESCE((SELECT max(seq) FROM hook_chain), 0), COALESCE((SELECT seq FROM hook_cursor), 0)) AS seq`;
+  return Number(r.seq);
+}
+
+/** Moves the evaluator's cursor and drops the journal rows it has consumed. */
+export async function advanceHookCursor(tx: Sql, seq: number): Promise<void> {
+  await tx`INSERT INTO hook_cursor (id, seq) VALUES (true, ${seq}) ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq`;
+  await tx`DELETE FROM hook_chain WHERE seq <= ${seq}`;
+}
+
+/** Hooks the evaluator follows: not expired, their history settled (from_seq set). */
+export async function liveHooks(sql: Sql): Promise<HookRow[]> {
+  const rows = await sql.unsafe(`SELECT ${HOOK_COLUMNS} FROM hooks WHERE status <> 'expired' AND from_seq IS NOT NULL ORDER BY id`);
+  return rows.map(hookRow);
+}
+
+/** Hooks created since the evaluator last looked: their history is evaluated before they follow the journal. */
+export async function unsettledHooks(sql: Sql): Promise<HookRow[]> {
+  const rows = await sql.unsafe(`SELECT ${HOOK_COLUMNS} FROM hooks WHERE from_seq IS NULL ORDER BY id`);
+  return rows.map(hookRow);
+}
+
+/** A cheap fingerprint of the hooks table: the evaluator rebuilds its index when it changes. */
+export async function hooksVersion(sql: Sql): Promise<string> {
+  const [r] = await sql<{ v: string }[]>`SELECT count(*)::text || ':' || COALESCE(max(updated_at)::text, '') || ':' || COALESCE(sum(id)::text, '') AS v FROM hooks`;
+  return r.v;
+}
+
+export async function settleHook(tx: Sql, id: number, fromSeq: number): Promise<void> {
+  await tx`UPDATE hooks SET from_seq = ${fromSeq} WHERE id = ${id}`;
+}
+
+/** Canonical blocks with heights in [from, to], lowest first. */
+export async function canonicalBlockHashes(sql: Sql, from: number, to: number): Promise<string[]> {
+  const rows = await sql<{ h: string }[]>`
+    SELECT index_block_hash AS h FROM blocks WHERE canonical AND block_height BETWEEN ${from} AND ${to} ORDER BY block_height`;
+  return rows.map((r) => r.h);
+}
+
+export async function canonicalTipHeight(sql: Sql): Promise<number> {
+  const [r] = await sql<{ h: string | null }[]>`SELECT max(block_height) AS h FROM blocks WHERE canonical`;
+  return r.h === null ? -1 : Number(r.h);
+}
+
+/** Blocks with the txs they included (their confirmed microblock txs too) and those txs' events, in chain order. */
+export async function loadHookBlocks(sql: Sql, hashes: string[]): Promise<Map<string, HookBlock>> {
+  const out = new Map<string, HookBlock>();
+  if (!hashes.length) return out;
+  const blocks = await sql<Record<string, unknown>[]>`
+    SELECT index_block_hash, block_hash, block_height, block_time, parent_index_block_hash, parent_block_hash,
+           burn_block_hash, burn_block_height, burn_block_time
+    FROM blocks WHERE index_block_hash = ANY(${hashes})`;
+  for (const b of blocks) {
+    out.set(String(b.index_block_hash), {
+      index_block_hash: String(b.index_block_hash),
+      block_hash: String(b.block_hash),
+      block_height: Number(b.block_height),
+      block_time: Number(b.block_time),
+      parent_index_block_hash: String(b.parent_index_block_hash),
+      parent_block_hash: String(b.parent_block_hash),
+      burn_block_hash: String(b.burn_block_hash),
+      burn_block_height: Number(b.burn_block_height),
+      burn_block_time: Number(b.burn_block_time),
+      txs: [],
+    });
+  }
+  const txs = await sql<(Omit<HookTx, 'events' | 'nonce' | 'fee_rate'> & { index_block_hash: string; microblock_hash: string; nonce: string; fee_rate: string })[]>`
+    SELECT index_block_hash, microblock_hash, tx_id, tx_index, tx_type, status, sender_address, nonce::text AS nonce,
+           fee_rate::text AS fee_rate, raw_tx, raw_result, contract_call_contract_id, smart_contract_contract_id,
+           contract_abi, api
+    FROM txs WHERE index_block_hash = ANY(${hashes}) AND microblock_canonical
+    ORDER BY index_block_hash, tx_index`;
+  const byKey = new Map<string, HookTx>();
+  for (const t of txs) {
+    const { index_block_hash, microblock_hash, ...rest } = t;
+    const tx: HookTx = { ...rest, tx_index: Number(rest.tx_index), events: [] };
+    byKey.set(`${index_block_hash}|${microblock_hash}|${tx.tx_id}`, tx);
+    out.get(index_block_hash)?.txs.push(tx);
+  }
+  const events = await sql<(HookEvent & { index_block_hash: string; microblock_hash: string; tx_id: string })[]>`
+    SELECT index_block_hash, microblock_hash, tx_id, event_index, event_type, asset_event_type, asset_identifier,
+           contract_id, topic, sender, recipient, amount::text AS amount, value_hex, locked_address,
+           unlock_height::text AS unlock_height, api
+    FROM events WHERE index_block_hash = ANY(${hashes}) AND microblock_canonical
+    ORDER BY index_block_hash, tx_index, event_index`;
+  for (const e of events) {
+    const { index_block_hash, microblock_hash, tx_id, ...rest } = e;
+    byKey.get(`${index_block_hash}|${microblock_hash}|${tx_id}`)?.events.push(rest as HookEvent);
+  }
+  return out;
+}
+
+export interface NewDelivery {
+  hook_id: number;
+  action: 'apply' | 'rollback';
+  index_block_hash: string;
+  block_height: number;
+  block: unknown;
+}
+
+/** Appends deliveries (in the order given: per hook, chain order) and counts the applies as occurrences. */
+export async function insertDeliveries(tx: Sql, deliveries: NewDelivery[]): Promise<void> {
+  if (!deliveries.length) return;
+  for (let i = 0; i < deliveries.length; i += 1000) {
+    const part = deliveries.slice(i, i + 1000);
+    await tx`
+      INSERT INTO hook_deliveries (hook_id, action, index_block_hash, block_height, block)
+      SELECT u.hook_id, u.action, u.h, u.height, u.block
+      FROM unnest(${part.map((d) => d.hook_id)}::bigint[], ${part.map((d) => d.action)}::text[],
+                  ${part.map((d) => d.index_block_hash)}::text[], ${part.map((d) => d.block_height)}::bigint[],
+                  ${part.map((d) => JSON.stringify(d.block))}::jsonb[]) WITH ORDINALITY AS u(hook_id, action, h, height, block, ord)
+      JOIN hooks k ON k.id = u.hook_id -- a hook deleted meanwhile gets nothing
+      ORDER BY u.ord`;
+  }
+  const counts = new Map<number, number>();
+  for (const d of deliveries) if (d.action === 'apply') counts.set(d.hook_id, (counts.get(d.hook_id) ?? 0) + 1);
+  if (!counts.size) return;
+  await tx`
+    UPDATE hooks h SET occurrences = h.occurrences + u.n,
+      status = CASE WHEN (h.predicate->>'expire_after_occurrence')::bigint <= h.occurrences + u.n THEN 'expired' ELSE h.status END,
+      updated_at = CASE WHEN (h.predicate->>'expire_after_occurrence')::bigint <= h.occurrences + u.n THEN now() ELSE h.updated_at END
+    FROM unnest(${[...counts.keys()]}::bigint[], ${[...counts.values()]}::bigint[]) AS u(id, n)
+    WHERE h.id = u.id`;
+}
+
+/**
+ * For a block leaving the canonical chain: per hook, the payload blocks it was sent for it since its last rollback
+ * of it (the rollback carries the txs that had matched), last part first.
+ */
+export async function appliedDeliveriesOf(sql: Sql, indexBlockHash: string): Promise<{ hook_id: number; block_height: number; block: unknown }[]> {
+  const rows = await sql<{ hook_id: string; block_height: string; block: unknown }[]>`
+    SELECT d.hook_id, d.block_height, d.block FROM hook_deliveries d
+    WHERE d.index_block_hash = ${indexBlockHash} AND d.action = 'apply'
+      AND d.id > COALESCE((SELECT max(r.id) FROM hook_deliveries r
+                           WHERE r.index_block_hash = ${indexBlockHash} AND r.hook_id = d.hook_id AND r.action = 'rollback'), 0)
+    ORDER BY d.hook_id, d.id DESC`;
+  return rows.map((r) => ({ hook_id: Number(r.hook_id), block_height: Number(r.block_height), block: r.block }));
+}
+
+// ---- the delivery worker -----------------------------------------------------------------------------------------
+
+export interface DueDelivery {
+  id: number;
+  hook_id: number;
+  action: 'apply' | 'rollback';
+  block: unknown;
+  attempts: number;
+  uuid: string;
+  predicate: StoredPredicate;
+  url: string;
+  authorization_header: string | null;
+  secret: string;
+}
+
+/** Per hook that is not paused, its oldest pending delivery when it is due; hooks in `busy` are left out. */
+export async function dueDeliveries(sql: Sql, limit: number, busy: number[]): Promise<DueDelivery[]> {
+  const rows = await sql<Record<string, unknown>[]>`
+    SELECT d.id, d.hook_id, d.action, d.block, d.attempts, h.uuid, h.predicate, h.url, h.authorization_header, h.secret
+    FROM hooks h
+    CROSS JOIN LATERAL (
+      SELECT id, hook_id, action, block, attempts, next_attempt_at FROM hook_deliveries
+      WHERE hook_id = h.id AND status = 'pending' ORDER BY id LIMIT 1
+    ) d
+    WHERE h.status <> 'paused' AND d.next_attempt_at <= now() AND NOT (h.id = ANY(${busy}::bigint[]))
+    ORDER BY d.next_attempt_at, d.id
+    LIMIT ${limit}`;
+  return rows.map((r) => ({ ...(r as unknown as DueDelivery), id: Number(r.id), hook_id: Number(r.hook_id) }));
+}
+
+/** When the next pending delivery falls due (null: none pending). */
+export async function nextDueAt(sql: Sql): Promise<Date | null> {
+  const [r] = await sql<{ at: Date | null }[]>`
+    SELECT min(d.next_attempt_at) AS at FROM hook_deliveries d JOIN hooks h ON h.id = d.hook_id
+    WHERE d.status = 'pending' AND h.status <> 'paused'`;
+  return r.at;
+}
+
+export async function recordAttempt(
+  sql: Sql,
+  a: { delivery_id: number; attempt: number; status_code: number | null; error: string | null; ms: number; delivered: boolean; retry_in_ms: number },
+): Promise<void> {
+  await sql.begin(async (tx) => {
+    const t = tx as unknown as Sql;
+    await t`
+      INSERT INTO hook_attempts (delivery_id, attempt, status_code, error, ms)
+      VALUES (${a.delivery_id}, ${a.attempt}, ${a.status_code}, ${a.error}, ${a.ms})
+      ON CONFLICT DO NOTHING`;
+    if (a.delivered) {
+      await t`UPDATE hook_deliveries SET status = 'delivered', attempts = ${a.attempt}, delivered_at = now() WHERE id = ${a.delivery_id}`;
+    } else {
+      await t`
+        UPDATE hook_deliveries SET attempts = ${a.attempt}, next_attempt_at = now() + ${a.retry_in_ms} * interval '1 millisecond'
+        WHERE id = ${a.delivery_id}`;
+    }
+  });
+}
+
+// ---- the management API ------------------------------------------------------------------------------------------
+
+export async function countHooks(sql: Sql, owner: string): Promise<number> {
+  const [r] = await sql<{ n: string }[]>`SELECT count(*) AS n FROM hooks WHERE owner = ${owner}`;
+  return Number(r.n);
+}
+
+export async function insertHook(
+  sql: Sql,
+  h: { uuid: string; owner: string; name: string; version: number; network: string; predicate: StoredPredicate; url: string; authorization_header: string | null; secret: string },
+): Promise<HookRow | undefined> {
+  const rows = await sql.unsafe(
+    `INSERT INTO hooks (uuid, owner, name, version, network, predicate, url, authorization_header, secret)
+     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9) ON CONFLICT (uuid) DO NOTHING RETURNING ${HOOK_COLUMNS}`,
+    [h.uuid, h.owner, h.name, h.version, h.network, JSON.stringify(h.predicate), h.url, h.authorization_header, h.secret],
+  );
+  return rows[0] ? hookRow(rows[0]) : undefined;
+}
+
+export async function ownedHooks(sql: Sql, owner: string, limit: number, offset: number): Promise<{ total: number; rows: HookRow[] }> {
+  const rows = await sql.unsafe(`SELECT ${HOOK_COLUMNS} FROM hooks WHERE owner = $1 ORDER BY id LIMIT $2 OFFSET $3`, [owner, limit, offset]);
+  return { total: await countHooks(sql, owner), rows: rows.map(hookRow) };
+}
+
+export async function ownedHook(sql: Sql, owner: string, uuid: string): Promise<HookRow | undefined> {
+  const rows = await sql.unsafe(`SELECT ${HOOK_COLUMNS} FROM hooks WHERE owner = $1 AND uuid = $2`, [owner, uuid]);
+  return rows[0] ? hookRow(rows[0]) : undefined;
+}
+
+/** Pauses or resumes (an expired hook stays expired); undefined: no such hook of this owner. */
+export async function setHookPaused(sql: Sql, owner: string, uuid: string, paused: boolean): Promise<HookRow | undefined> {
+  const rows = await sql.unsafe(
+    `UPDATE hooks SET status = CASE WHEN status = 'expired' THEN status WHEN $3 THEN 'paused' ELSE 'active' END, updated_at = now()
+     WHERE owner = $1 AND uuid = $2 RETURNING ${HOOK_COLUMNS}`,
+    [owner, uuid, paused],
+  );
+  return rows[0] ? hookRow(rows[0]) : undefined;
+}
+
+export async function deleteHook(sql: Sql, owner: string, uuid: string): Promise<boolean> {
+  const rows = await sql`DELETE FROM hooks WHERE owner = ${owner} AND uuid = ${uuid} RETURNING id`;
+  return rows.length > 0;
+}
+
+export interface DeliveryRow {
+  id: number;
+  action: string;
+  block_height: number;
+  index_block_hash: string;
+  status: string;
+  attempts: number;
+  created_at: Date;
+  delivered_at: Date | null;
+  next_attempt_at: Date;
+  tries: { attempt: number; at: Date; status_code: number | null; error: string | null; ms: number }[];
+}
+
+export async function hookDeliveries(sql: Sql, hookId: number, limit: number, offset: number): Promise<{ total: number; rows: DeliveryRow[] }> {
+  const rows = await sql<Record<string, unknown>[]>`
+    SELECT d.id, d.action, d.block_height, d.index_block_hash, d.status, d.attempts, d.created_at, d.delivered_at, d.next_attempt_at,
+      COALESCE((SELECT json_agg(json_build_object('attempt', a.attempt, 'at', a.at, 'status_code', a.status_code, 'error', a.error, 'ms', a.ms) ORDER BY a.attempt)
+                FROM hook_attempts a WHERE a.delivery_id = d.id), '[]'::json) AS tries
+    FROM hook_deliveries d WHERE d.hook_id = ${hookId}
+    ORDER BY d.id DESC LIMIT ${limit} OFFSET ${offset}`;
+  const [t] = await sql<{ n: string }[]>`SELECT count(*) AS n FROM hook_deliveries WHERE hook_id = ${hookId}`;
+  return {
+    total: Number(t.n),
+    rows: rows.map((r) => ({ ...(r as unknown as DeliveryRow), id: Number(r.id), block_height: Number(r.block_height) })),
+  };
+}
