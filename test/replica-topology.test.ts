@@ -229,7 +229,7 @@ describe('a generated chain with forks', () => {
     const half = messages.slice(0, Math.floor(messages.length / 2));
     for (const [i, m] of half.entries()) await post(chain.ingest.observer!, m, i);
     const blocks = await settledBlockMessages(chain);
-    expect(blocks).toBeGreaterThanOrEqual(half.filter((m) => m.path === '/new_block').length);
+    expect(blocks).toBeGreaterThan(20); // one per stored block above height 1, forks included
     await until('every block message', () => (readers.every((r) => r.checks.length >= blocks) ? true : undefined));
     for (const r of readers) {
       const results = await Promise.all(r.checks);
