@@ -57,6 +57,11 @@ export interface Config {
   pushRooms: 'subscribed' | 'all';
   /** How long a room keeps getting messages after its last subscriber left, so a client can resume by cursor. */
   pushResumeWindowMs: number;
+  /**
+   * Worker threads that parse, validate and decode node messages before they are logged (0: the main thread decodes);
+   * undefined: the default, one per core but one, 1 to 4 (src/observer/decode-pool.ts).
+   */
+  decodeThreads: number | undefined;
 }
 
 export class ConfigError extends Error {
@@ -226,6 +231,7 @@ const envSchema = z.object({
   PUSH_MAX_BUFFER: envVar(byteSize, 8 * MB),
   PUSH_ROOMS: envVar(oneOf(['subscribed', 'all'] as const), 'subscribed'),
   PUSH_RESUME_WINDOW_S: envVar(integer(0, 7 * 24 * 3600), 900),
+  DECODE_THREADS: envVar(integer(0, 64)),
 });
 
 /** Names of the environment variables this service reads. */
@@ -269,5 +275,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     pushMaxBuffer: e.PUSH_MAX_BUFFER,
     pushRooms: e.PUSH_ROOMS,
     pushResumeWindowMs: e.PUSH_RESUME_WINDOW_S * 1000,
+    decodeThreads: e.DECODE_THREADS,
   };
 }

@@ -20,6 +20,7 @@ import { completeBnsBackfill } from './store/bns-write.js';
 import { installNodeProxy, type NodeProxy } from './proxy/index.js';
 import { StartupError, databaseStartupError, portStartupError } from './startup-error.js';
 import { settleNetwork } from './chain/network.js';
+import { createDecoder, defaultDecodeThreads } from './observer/decode-pool.js';
 
 export interface Service {
   db: Database;
@@ -93,7 +94,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const subdomainZonefiles = await completeBnsBackfill(db.sql);
     if (subdomainZonefiles) log.info({ zonefiles: subdomainZonefiles }, 'BNS subdomains backfilled');
     let pipeline: ObserverPipeline | undefined;
-    if (config.apiMode !== 'api') pipeline = new ObserverPipeline(db.sql, log, { chainId });
+    // node messages are parsed, validated and decoded in worker threads (DECODE_THREADS), off the main thread
+    const decoder = config.apiMode !== 'api' ? createDecoder(config.decodeThreads ?? defaultDecodeThreads(), { log }) : undefined;
+    if (config.apiMode !== 'api') pipeline = new ObserverPipeline(db.sql, log, { chainId, decoder });
     // The push publisher is attached (and has published what a previous run left unpublished) before the observer
     // accepts a message: no committed change goes unpublished.
     const startObserver = async () => {
@@ -162,6 +165,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
         api?.listening.close();
         await Promise.all([observer?.drained(5000), api?.drained(5000)]);
         if (pipeline) await pipeline.close(10_000);
+        await decoder?.close();
         await push?.close();
         observer?.close();
         api?.app.close?.();

@@ -77,6 +77,7 @@ describe('loadConfig', () => {
       PUSH_MAX_BUFFER: '256kb',
       PUSH_ROOMS: 'all',
       PUSH_RESUME_WINDOW_S: '60',
+      DECODE_THREADS: '3',
       STACKS_FIXTURES_DIR: '/not/config',
     });
     expect(c).toEqual({
@@ -106,6 +107,7 @@ describe('loadConfig', () => {
       pushMaxBuffer: 256 * 1024,
       pushRooms: 'all',
       pushResumeWindowMs: 60_000,
+      decodeThreads: 3,
     });
     expect(c).not.toHaveProperty('stacksFixturesDir');
   });
@@ -164,6 +166,7 @@ describe('loadConfig', () => {
     ['SOCKET_PING_TIMEOUT_MS', 'soon', /^SOCKET_PING_TIMEOUT_MS: /],
     ['PUSH_ROOMS', 'some', /^PUSH_ROOMS: expected one of subscribed, all, got "some"$/],
     ['PUSH_RESUME_WINDOW_S', '-1', /^PUSH_RESUME_WINDOW_S: expected integer 0-604800/],
+    ['DECODE_THREADS', 'all', /^DECODE_THREADS: expected integer 0-64, got "all"$/],
   ];
   it.each(badValues)('names %s when its value %j is bad', (name, value, pattern) => {
     const err = errorOf({ [name]: value });
