@@ -70,6 +70,11 @@ export interface Config {
   hooksRetryMinMs: number;
   hooksRetryMaxMs: number;
   hooksConcurrency: number;
+  /**
+   * Worker threads that parse, validate and decode node messages before they are logged (0: the main thread decodes);
+   * undefined: the default, one per core but one, 1 to 4 (src/observer/decode-pool.ts).
+   */
+  decodeThreads: number | undefined;
 }
 
 export class ConfigError extends Error {
@@ -257,6 +262,7 @@ const envSchema = z.object({
   HOOKS_RETRY_MIN_MS: envVar(positiveMs, 1000),
   HOOKS_RETRY_MAX_MS: envVar(positiveMs, 600_000),
   HOOKS_CONCURRENCY: envVar(integer(1, 10_000), 32),
+  DECODE_THREADS: envVar(integer(0, 64)),
 });
 
 /** Names of the environment variables this service reads. */
@@ -309,5 +315,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     hooksRetryMinMs: e.HOOKS_RETRY_MIN_MS,
     hooksRetryMaxMs: e.HOOKS_RETRY_MAX_MS,
     hooksConcurrency: e.HOOKS_CONCURRENCY,
+    decodeThreads: e.DECODE_THREADS,
   };
 }

@@ -14,6 +14,7 @@ import { completeBnsBackfill } from './store/bns-write.js';
 import { importBns } from './store/bns-import.js';
 import { ObserverPipeline } from './observer/pipeline.js';
 import { exportEvents, importEvents, ImportInterrupted } from './replay.js';
+import { createDecoder, defaultDecodeThreads } from './observer/decode-pool.js';
 import { runKeysCommand } from './auth/cli.js';
 import { StartupError, databaseStartupError } from './startup-error.js';
 import { parseCommandLine } from './cli.js';
@@ -164,7 +165,11 @@ async function main(argv: string[]): Promise<void> {
           throw databaseStartupError(e, config.databaseUrl);
         });
         const chainId = await settleNetwork(db.sql, config.chainId);
-        const pipeline = new ObserverPipeline(db.sql, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel), { chainId });
+        const pipelineLog = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
+        // parsing, validation and transaction decoding run in worker threads, ahead of the database
+        const decoder = createDecoder(config.decodeThreads ?? defaultDecodeThreads(), { log: pipelineLog });
+        const pipeline = new ObserverPipeline(db.sql, pipelineLog, { chainId, decoder });
+        log.info({ decode_threads: decoder.threads }, decoder.threads ? 'import: decoding in worker threads' : 'import: decoding in the main thread');
         // Ctrl-C: stop after the chunk in flight (logged), then say so; what is logged is applied by the next run.
         const abort = new AbortController();
         const onSignal = () => abort.abort();
@@ -203,6 +208,7 @@ async function main(argv: string[]): Promise<void> {
           process.exitCode = 130;
         } finally {
           await pipeline.stop();
+          await decoder.close();
         }
       } finally {
         await db.close();

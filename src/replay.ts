@@ -5,6 +5,8 @@ import { createInterface } from 'node:readline';
 import type { Logger } from 'pino';
 import type { Sql } from './store/connect.js';
 import type { ObserverPipeline } from './observer/pipeline.js';
+import type { DecodeResult } from './observer/decode.js';
+import { normalizeObserverPath } from './observer/schemas.js';
 import { deferIndexes, deferredIndexCount, restoreDeferredIndexes, restoreLeftoverIndexes } from './store/bulk-indexes.js';
 
 export interface ImportStats {
@@ -104,12 +106,13 @@ const IMPORT_CHUNK_LINES = 500;
 const IMPORT_CHUNK_CHARS = 16 * 1024 * 1024;
 
 /**
- * Imports a TSV file in two overlapping stages: its lines are validated, decoded and appended to the log in chunks
- * (one statement per chunk, through the observer pipeline's checks), while the projector applies the log in large
- * batches behind them; the import ends when everything is applied. At most two chunks wait for the projector, so
- * memory stays bounded. A line that is rejected stops the import with its line number (the lines before it are
- * logged and applied): the file must be a valid node stream. Each line's timestamp is its arrival time (a mempool tx's
- * receipt_time). Re-running an import appends nothing twice (duplicates are no-ops) and applies what is left. When
+ * Imports a TSV file in three overlapping stages: its lines are validated and decoded in chunks by the pipeline's
+ * decoder (worker threads, DECODE_THREADS), a few chunks ahead of the chunk being appended to the log (one statement
+ * per chunk, through the observer pipeline's checks), while the projector applies the log in large batches behind
+ * them; the import ends when everything is applied. At most two decoded chunks per decode thread wait to be appended
+ * and at most two appended chunks wait for the projector, so memory stays bounded. A line that is rejected stops the
+ * import with its line number (the lines before it are logged and applied): the file must be a valid node stream.
+ * Each line's timestamp is its arrival time (a mempool tx's receipt_time). Re-running an import appends nothing twice (duplicates are no-ops) and applies what is left. When
  * `opts.signal` is aborted the import stops after the chunk in flight (or while waiting for the projector) and throws
  * ImportInterrupted: what is logged stays in the log and is applied by the next run (or by the service).
  */
@@ -139,8 +142,15 @@ export async function importEvents(
   let messages = 0;
   let lastReport = started;
   let lineNo = 0;
-  let chunk: { path: string; body: string; receivedAt: number; line: number }[] = [];
+  /** the last line of the last chunk appended to the log (lines read ahead may follow it) */
+  let loggedLine = 0;
+  type Line = { path: string; body: string; receivedAt: number; line: number };
+  let chunk: Line[] = [];
   let chunkChars = 0;
+  /** chunks read and being decoded (or decoded), oldest first: appended in this order */
+  const ahead: { lines: Line[]; decoded: Promise<DecodeResult[]> }[] = [];
+  // decoding in this thread gains nothing from reading ahead
+  const maxAhead = pipeline.decoder.threads > 0 ? 2 * pipeline.decoder.threads : 0;
   /** the newest id logged before the previous chunk: the projector must reach it before the next append */
   const marks: number[] = [];
   const aborted = new Promise<void>((resolve) => {
@@ -151,7 +161,7 @@ export async function importEvents(
   const stopIfAborted = () => {
     if (!opts.signal?.aborted) return;
     if (opts.tty) process.stderr.write('\n');
-    throw new ImportInterrupted({ messages, failed: 0, ms: Date.now() - started, lastLine: lineNo });
+    throw new ImportInterrupted({ messages, failed: 0, ms: Date.now() - started, lastLine: loggedLine });
   };
   /** waits for the projector (up to `id`; without one, everything in the log), or for Ctrl-C */
   const applied = async (id?: number) => {
@@ -166,26 +176,36 @@ export async function importEvents(
     if (opts.tty) process.stderr.write(`\r${progressLine(bytes, size, (now - started) / 1000, messages)} · applied ${Math.max(0, applied)}   `);
     else log.info({ logged: messages, applied, progress: `${((bytes / size) * 100).toFixed(1)}%` }, 'import progress');
   };
-  const flush = async () => {
-    if (!chunk.length) return;
-    const entries = chunk.map((c) => ({ path: c.path, body: c.body, receivedAt: c.receivedAt }));
-    let replies = await pipeline.handleMany(entries);
+  /** the chunk read so far goes to the decoder; the oldest chunks decoded are appended while more than maxAhead wait */
+  const submit = async (final = false) => {
+    if (chunk.length) {
+      const lines = chunk;
+      chunk = [];
+      chunkChars = 0;
+      const entries = lines.map((c) => ({ path: normalizeObserverPath(c.path), body: c.body, receivedAt: c.receivedAt }));
+      ahead.push({ lines, decoded: pipeline.decodeEntries(entries) });
+    }
+    while (ahead.length > (final ? 0 : maxAhead)) await flush(ahead.shift()!);
+  };
+  const flush = async ({ lines, decoded }: { lines: Line[]; decoded: Promise<DecodeResult[]> }) => {
+    if (!lines.length) return;
+    const entries = lines.map((c) => ({ path: c.path, body: c.body, receivedAt: c.receivedAt }));
+    let replies = await pipeline.handleMany(entries, decoded);
     // the database is unreachable (500: nothing was logged): retry as a node does, pause doubling to 5 s, for 2 minutes
     for (let pause = 250, since = Date.now(); replies.some((r) => r.status === 500) && Date.now() - since < 120_000; pause = Math.min(pause * 2, 5000)) {
-      log.warn({ line: chunk[0].line, retry_ms: pause, reason: replies.find((r) => r.status === 500)?.body.message }, 'import: the database did not take the chunk; retrying');
+      log.warn({ line: lines[0].line, retry_ms: pause, reason: replies.find((r) => r.status === 500)?.body.message }, 'import: the database did not take the chunk; retrying');
       await Promise.race([new Promise((r) => setTimeout(r, pause)), aborted]);
       stopIfAborted();
-      replies = await pipeline.handleMany(entries);
+      replies = await pipeline.handleMany(entries, decoded);
     }
     const bad = replies.findIndex((r) => r.status !== 200);
     if (bad >= 0) {
-      const c = chunk[bad];
+      const c = lines[bad];
       await applied();
       throw new Error(`${file}:${c.line}: ${c.path} answered ${replies[bad].status}: ${JSON.stringify(replies[bad].body)}`);
     }
-    messages += chunk.length;
-    chunk = [];
-    chunkChars = 0;
+    messages += lines.length;
+    loggedLine = lines[lines.length - 1].line;
     marks.push(projector.newestId);
     if (marks.length > 2) await applied(marks.shift());
     if (projector.lastFailure) log.warn({ failure: projector.lastFailure }, 'import: the projector is retrying a message');
@@ -201,12 +221,12 @@ export async function importEvents(
       chunk.push({ path: parts[2], body, receivedAt: parseTimestamp(parts[1]) ?? Date.now(), line: lineNo });
       chunkChars += body.length;
       if (chunk.length >= IMPORT_CHUNK_LINES || chunkChars >= IMPORT_CHUNK_CHARS) {
-        await flush();
+        await submit();
         report();
         stopIfAborted();
       }
     }
-    await flush();
+    await submit(true);
   } finally {
     rl.close();
   }

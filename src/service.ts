@@ -24,6 +24,7 @@ import { ReplicaMonitor } from './store/replica.js';
 import { Readiness } from './api/readiness.js';
 import { startHooks } from './hooks/index.js';
 import type { HookRunner } from './hooks/runner.js';
+import { createDecoder, defaultDecodeThreads } from './observer/decode-pool.js';
 
 export interface Service {
   db: Database;
@@ -101,7 +102,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const subdomainZonefiles = await completeBnsBackfill(db.sql);
     if (subdomainZonefiles) log.info({ zonefiles: subdomainZonefiles }, 'BNS subdomains backfilled');
     let pipeline: ObserverPipeline | undefined;
-    if (config.apiMode !== 'api') pipeline = new ObserverPipeline(db.sql, log, { chainId });
+    // node messages are parsed, validated and decoded in worker threads (DECODE_THREADS), off the main thread
+    const decoder = config.apiMode !== 'api' ? createDecoder(config.decodeThreads ?? defaultDecodeThreads(), { log }) : undefined;
+    if (config.apiMode !== 'api') pipeline = new ObserverPipeline(db.sql, log, { chainId, decoder });
     // hooks: journal written in each projection transaction, evaluator and deliveries beside the projector
     hookRunner = pipeline ? startHooks(config, db.sql, log, pipeline.projector) : undefined;
     // The push publisher is attached (and has published what a previous run left unpublished) before the observer
@@ -196,6 +199,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
         await Promise.all([observer?.drained(5000), api?.drained(5000)]);
         if (pipeline) await pipeline.close(10_000);
         await hookRunner?.stop();
+        await decoder?.close();
         await push?.close();
         await replica?.close();
         observer?.close();

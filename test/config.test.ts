@@ -95,6 +95,7 @@ describe('loadConfig', () => {
       HOOKS_RETRY_MIN_MS: '50',
       HOOKS_RETRY_MAX_MS: '5000',
       HOOKS_CONCURRENCY: '4',
+      DECODE_THREADS: '3',
       STACKS_FIXTURES_DIR: '/not/config',
     });
     expect(c).toEqual({
@@ -133,6 +134,7 @@ describe('loadConfig', () => {
       hooksRetryMinMs: 50,
       hooksRetryMaxMs: 5000,
       hooksConcurrency: 4,
+      decodeThreads: 3,
     });
     expect(c).not.toHaveProperty('stacksFixturesDir');
   });
@@ -198,6 +200,7 @@ describe('loadConfig', () => {
     ['SOCKET_PING_TIMEOUT_MS', 'soon', /^SOCKET_PING_TIMEOUT_MS: /],
     ['PUSH_ROOMS', 'some', /^PUSH_ROOMS: expected one of subscribed, all, got "some"$/],
     ['PUSH_RESUME_WINDOW_S', '-1', /^PUSH_RESUME_WINDOW_S: expected integer 0-604800/],
+    ['DECODE_THREADS', 'all', /^DECODE_THREADS: expected integer 0-64, got "all"$/],
   ];
   it.each(badValues)('names %s when its value %j is bad', (name, value, pattern) => {
     const err = errorOf({ [name]: value });

@@ -8,8 +8,9 @@
 import type { Logger } from 'pino';
 import type { Sql } from '../store/connect.js';
 import { appendToLog, recordDeadLetter, type AppendEntry } from '../store/event-log.js';
-import { isObserverPath, normalizeObserverPath, validateObserverMessage } from './schemas.js';
-import { MessageDecodeError, messageToUpdate } from './to-update.js';
+import { normalizeObserverPath } from './schemas.js';
+import { decodeOrReject, Rejected, type DecodeResult } from './decode.js';
+import { inThreadDecoder, type MessageDecoder } from './decode-pool.js';
 import type { ChainUpdate } from '../chain/types.js';
 import { checkTxNetworks, recordNetwork, recordedNetwork } from '../chain/network.js';
 import { Projector, type CommittedMessage, type ProjectorOptions } from './projector.js';
@@ -44,33 +45,14 @@ function badRequest(message: string): ObserverReply {
   return { status: 400, body: { statusCode: 400, error: 'Bad Request', message } };
 }
 
-/** A message that is not a valid node message: why (it is answered 400 and kept as a dead letter). */
-class Rejected extends Error {}
-
 /**
- * Parses, validates and decodes one message (`receivedAt` in ms: a mempool tx's receipt time). Throws Rejected for a
- * bad message; an unknown path is a raw message (logged, nothing derived).
+ * Parses, validates and decodes one message in this thread (`receivedAt` in ms: a mempool tx's receipt time). Throws
+ * Rejected for a bad message; an unknown path is a raw message (logged, nothing derived).
  */
 export function decodeMessage(path: string, text: string, receivedAt: number, log?: Logger): ChainUpdate {
-  let parsed: unknown;
-  try {
-    if (text.trim() === '') throw new SyntaxError('body is empty: expected a JSON document');
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new Rejected(`invalid JSON: ${(err as Error).message}`);
-  }
-  if (!isObserverPath(path)) {
-    log?.warn({ path }, 'unknown observer path: message stored raw');
-    return { kind: 'raw' };
-  }
-  const v = validateObserverMessage(path, parsed);
-  if (!v.ok) throw new Rejected(v.message);
-  try {
-    return messageToUpdate(v, Math.floor(receivedAt / 1000));
-  } catch (err) {
-    if (err instanceof MessageDecodeError) throw new Rejected(err.message);
-    throw err;
-  }
+  const r = decodeOrReject(path, text, receivedAt);
+  if (r.unknownPath) log?.warn({ path }, 'unknown observer path: message stored raw');
+  return r.update;
 }
 
 export class ObserverPipeline {
@@ -85,12 +67,15 @@ export class ObserverPipeline {
   private network: number | undefined;
   /** whether `network` reflects the database (read lazily when the caller did not settle it) */
   private networkRead = false;
+  /** parses, validates and decodes messages (worker threads, or this thread) before they are appended */
+  readonly decoder: MessageDecoder;
 
   constructor(
     readonly sql: Sql,
     private readonly log: Logger,
-    opts: { chainId?: number; projector?: ProjectorOptions } = {},
+    opts: { chainId?: number; projector?: ProjectorOptions; decoder?: MessageDecoder } = {},
   ) {
+    this.decoder = opts.decoder ?? inThreadDecoder;
     if (opts.chainId !== undefined) {
       this.network = opts.chainId;
       this.networkRead = true;
@@ -201,29 +186,48 @@ export class ObserverPipeline {
   async handle(rawPath: string, body: Buffer | string, opts: { receivedAt?: number } = {}): Promise<ObserverReply> {
     const path = normalizeObserverPath(rawPath);
     const text = typeof body === 'string' ? body : body.toString('utf8');
-    return this.queue.run(async () => (await this.accept([{ path, body: text, receivedAt: opts.receivedAt ?? Date.now() }]))[0]);
+    const entries = [{ path, body: text, receivedAt: opts.receivedAt ?? Date.now() }];
+    // decoded while earlier messages are being appended; appended strictly in arrival order
+    const decoded = this.decodeEntries(entries);
+    return this.queue.run(async () => (await this.accept(entries, await decoded))[0]);
   }
 
   /**
    * Acknowledges a run of messages at once (import-events): each is validated and decoded, and those before the first
    * rejected one are appended in one statement. Replies in order; the messages after a rejected one are not looked at
-   * (answered 409) and not logged: the caller stops there.
+   * (answered 409) and not logged: the caller stops there. `decoded`: the entries' decoder results when the caller
+   * decoded them ahead (import-events decodes the next chunks while this one is appended).
    */
-  async handleMany(entries: readonly AppendEntry[]): Promise<ObserverReply[]> {
+  async handleMany(entries: readonly AppendEntry[], decoded?: Promise<DecodeResult[]> | DecodeResult[]): Promise<ObserverReply[]> {
     const normalized = entries.map((e) => ({ ...e, path: normalizeObserverPath(e.path) }));
-    return this.queue.run(() => this.accept(normalized));
+    const results = decoded ?? this.decodeEntries(normalized);
+    return this.queue.run(async () => this.accept(normalized, await results));
   }
 
-  private async accept(entries: readonly AppendEntry[]): Promise<ObserverReply[]> {
+  /** The decoder's results for `entries` (paths normalized); a decoder fault is a result, never a rejection. */
+  decodeEntries(entries: readonly AppendEntry[]): Promise<DecodeResult[]> {
+    return this.decoder.decode(entries.map((e) => ({ path: e.path, body: e.body, receivedAt: e.receivedAt }))).catch((err: unknown) =>
+      entries.map(() => ({ ok: false as const, failed: (err as Error)?.message ?? String(err) })),
+    );
+  }
+
+  private async accept(entries: readonly AppendEntry[], decoded: readonly DecodeResult[]): Promise<ObserverReply[]> {
     const started = performance.now();
     void this.start();
     const replies: ObserverReply[] = [];
     const good: { entry: AppendEntry; update: ChainUpdate }[] = [];
     let stop: ObserverReply | undefined;
-    for (const entry of entries) {
+    for (const [i, entry] of entries.entries()) {
       let update: ChainUpdate;
       try {
-        update = decodeMessage(entry.path, entry.body, entry.receivedAt, this.log);
+        const d = decoded[i];
+        if (!d) throw new Error('message not decoded');
+        if (!d.ok) {
+          if ('rejected' in d) throw new Rejected(d.rejected);
+          throw new Error(`decoding failed: ${d.failed}`);
+        }
+        if (d.unknownPath) this.log.warn({ path: entry.path }, 'unknown observer path: message stored raw');
+        update = d.update;
         const wrongNetwork = await this.checkNetwork(update);
         if (wrongNetwork) throw new Rejected(wrongNetwork);
       } catch (err) {
