@@ -25,6 +25,11 @@ describe('address rooms for a block stored non-canonical', () => {
   const got: Tagged[] = [];
   /** line → the block stored off the canonical chain there: its height and the followed principals it touches */
   const offChain = new Map<number, { height: number; touched: string[]; withCanonicalTxs: Set<string> }>();
+  /**
+   * line → a block that reorganized the chain there: its own txs (the node's message), the principals they touch,
+   * and the followed principals touched only by the txs of the blocks it restored
+   */
+  const reorgs = new Map<number, { txIds: Set<string>; touched: Set<string>; restoredOnly: string[] }>();
 
   beforeAll(async () => {
     const gen = new ChainGenerator(opts);
@@ -36,6 +41,9 @@ describe('address rooms for a block stored non-canonical', () => {
     const socket = await recordingSocket(svc.api, { rooms });
     const followed = new Set([...both, ...balanceOnly]);
     let line = 0;
+    const offCanonical = async () =>
+      new Set((await svc.db.sql<{ h: string }[]>`SELECT index_block_hash AS h FROM blocks WHERE NOT canonical`).map((r) => r.h));
+    let orphanedBefore = new Set<string>();
     try {
       for (; line < messages.length; line++) {
         const m = messages[line];
@@ -48,7 +56,34 @@ describe('address rooms for a block stored non-canonical', () => {
         for (const r of socket.got.splice(0)) got.push({ event: r.event, args: r.args, line });
         expect(got.length).toBeGreaterThanOrEqual(before);
         if (m.path !== '/new_block') continue;
-        const hash = '0x' + (JSON.parse(m.body) as { index_block_hash: string }).index_block_hash.replace(/^0x/, '');
+        const body = JSON.parse(m.body) as { index_block_hash: string; transactions: { txid: string }[] };
+        const hash = '0x' + body.index_block_hash.replace(/^0x/, '');
+        const orphanedNow = await offCanonical();
+        const restored = [...orphanedBefore].filter((h) => !orphanedNow.has(h));
+        orphanedBefore = orphanedNow;
+        if (restored.length) {
+          const principalsOf = async (blocks: string[]) =>
+            new Set(
+              (
+                await svc.db.sql<{ p: string }[]>`
+                  SELECT DISTINCT p FROM (
+                    SELECT unnest(ARRAY[sender_address, token_transfer_recipient, contract_call_contract_id, smart_contract_contract_id]) AS p
+                    FROM txs WHERE index_block_hash = ANY(${blocks})
+                    UNION ALL
+                    SELECT unnest(ARRAY[sender, recipient, locked_address]) FROM events
+                    WHERE index_block_hash = ANY(${blocks})
+                      AND event_type IN ('stx_asset', 'fungible_token_asset', 'non_fungible_token_asset', 'stx_lock')
+                  ) x WHERE p IS NOT NULL`
+              ).map((r) => r.p),
+            );
+          const touched = await principalsOf([hash]);
+          const restoredTouched = await principalsOf(restored);
+          reorgs.set(line, {
+            txIds: new Set(body.transactions.map((t) => '0x' + t.txid.replace(/^0x/, ''))),
+            touched,
+            restoredOnly: [...restoredTouched].filter((p) => followed.has(p) && !touched.has(p)),
+          });
+        }
         // the state right after this line: was the block stored off the canonical chain, and who does it touch
         const [b] = await svc.db.sql<{ canonical: boolean; block_height: number }[]>`
           SELECT canonical, block_height FROM blocks WHERE index_block_hash = ${hash}`;
@@ -122,6 +157,24 @@ describe('address rooms for a block stored non-canonical', () => {
   it('no address-transaction message for a block stored off the canonical chain', () => {
     for (const line of offChain.keys()) {
       expect(got.filter((m) => m.line === line && m.event.startsWith('address-transaction:')).map((m) => m.event)).toEqual([]);
+    }
+  });
+
+  it('a block that reorganizes the chain: address rooms hear of its own txs only, not of the blocks it restored', () => {
+    expect(reorgs.size).toBeGreaterThan(0);
+    // principals followed that only the restored blocks touch: the reference tells them nothing at that line
+    const quiet = [...reorgs].flatMap(([line, r]) => r.restoredOnly.map((p) => ({ line, p })));
+    expect(quiet.length).toBeGreaterThan(0);
+    for (const { line, p } of quiet) expect({ line, p, rooms: roomsAt(line, p) }).toEqual({ line, p, rooms: [] });
+    for (const [line, r] of reorgs) {
+      for (const m of got.filter((x) => x.line === line && x.event.startsWith('address-'))) {
+        const p = m.args[0] as string;
+        expect({ line, room: m.event, touchedByTheBlock: r.touched.has(p) }).toEqual({ line, room: m.event, touchedByTheBlock: true });
+        if (m.event.startsWith('address-transaction:')) {
+          const txId = (m.args[1] as { tx: { tx_id: string } }).tx.tx_id;
+          expect({ line, txId, ofTheBlock: r.txIds.has(txId) }).toEqual({ line, txId, ofTheBlock: true });
+        }
+      }
     }
   });
 });

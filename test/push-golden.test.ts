@@ -68,6 +68,6 @@ describe('Socket.IO streams equal the reference golden streams', () => {
       const cursors = received.map((m) => (m.args.at(-1) as { cursor?: string }).cursor);
       expect(cursors.every((c) => typeof c === 'string' && /^\d+$/.test(c))).toBe(true);
       for (let i = 1; i < cursors.length; i++) expect(BigInt(cursors[i]!)).toBeGreaterThan(BigInt(cursors[i - 1]!));
-    }, 120_000);
+    }, Number(process.env.PUSH_GOLDEN_TIMEOUT_MS ?? 120_000));
   }
 });

@@ -12,7 +12,8 @@
  *    anchored, orphaned by a reorg, dropped): a payload equal to the room's previous message is not repeated.
  *  - address-transaction / address-stx-balance: for each principal involved in a tx that changed (sender, recipient,
  *    called or deployed contract, asset transfer parties; lock holders get the balance only), the tx with the
- *    principal's STX flows (canonical txs only, newest first), then the balance when it changed.
+ *    principal's STX flows (canonical txs only, newest first), then the balance when it changed. For a block, only
+ *    its own txs count: the blocks a reorg orphans or restores notify no principal (as in the reference).
  *  - nft-event / nft-asset-event / nft-collection-event: NFT events of txs newly anchored in a canonical block.
  *  - contract-event:<contract_id>: smart_contract_log events of txs newly mined (microblock or block) canonically.
  *  - address-mempool:<principal>: a tx involving the principal entered or left the mempool.
@@ -170,6 +171,11 @@ export async function buildMessages(
   let touchedOnly: string[] = [];
   /** a block stored off the canonical chain: its principals are touchedOnly's, by the reference's rule */
   let nonCanonicalBlock = false;
+  /**
+   * a block: the txs whose principals the address rooms hear about — its own (those the node's message carries, incl.
+   * the microblock txs it confirms), not those of the blocks a reorg orphaned or restored (the reference's rule)
+   */
+  let addressTxIds: Set<string> | undefined;
 
   switch (u.kind) {
     case 'block': {
@@ -206,6 +212,7 @@ export async function buildMessages(
       candidates = uniq([...u.txs.map((t) => t.tx_id), ...result.txIds, ...movedTxs]);
       if (want.wantsKind('bns-name')) out.push(...(await bnsNameMessages(sql, log, [b.index_block_hash, ...moved], want, memo, stored)));
       balanceHeight = { height: b.block_height, burnHeight: b.burn_block_height };
+      addressTxIds = new Set(u.txs.map((t) => t.tx_id));
       if (b.canonical) anchoredBlock = b.index_block_hash;
       // The reference notifies the principals of every stored block, canonical or not: a non-canonical block's
       // principals get their balance at its height (its txs are no canonical address-transaction), the lock state
@@ -321,7 +328,7 @@ export async function buildMessages(
   };
   for (const id of changed) {
     const m = minedById.get(id);
-    if (!m) continue;
+    if (!m || (addressTxIds && !addressTxIds.has(id))) continue;
     note(m.sender_address, m);
     for (const e of events.filter((x) => x.tx_id === id)) {
       if (e.event_type === 'stx_lock') note(e.locked_address, m, true);
@@ -334,8 +341,9 @@ export async function buildMessages(
     note(m.contract_call_contract_id, m);
     note(m.token_transfer_recipient, m);
   }
-  // Orphaned txs (no canonical placement) still change their parties' balances.
-  const orphanParties = nonCanonicalBlock ? [] : changed.filter((id) => !minedById.has(id) && shapes.get(id)?.canonical === false);
+  // Orphaned txs (no canonical placement) still change their parties' balances; a block's address messages are its
+  // own txs' only (above).
+  const orphanParties = nonCanonicalBlock || addressTxIds ? [] : changed.filter((id) => !minedById.has(id) && shapes.get(id)?.canonical === false);
   for (const id of orphanParties) {
     const s = shapes.get(id)!;
     note(s.sender_address as string, undefined);
