@@ -79,6 +79,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
   let access: Access | undefined;
   let nodeProxy: NodeProxy | undefined;
   let push: Push | undefined;
+  let pipeline: ObserverPipeline | undefined;
   try {
     let applied: string[];
     try {
@@ -86,13 +87,15 @@ export async function startService(config: Config, log: Logger): Promise<Service
     } catch (err) {
       throw databaseStartupError(err, config.databaseUrl);
     }
-    if (applied.length) log.info({ applied }, 'migrations applied');
+    if (applied.length) {
+      log.info({ migrations: applied.length }, 'migrations applied');
+      log.debug({ applied }, 'migrations applied (names)');
+    }
     // STACKS_CHAIN_ID against the database's recorded network (refuses to start on a mismatch)
     const chainId = await settleNetwork(db.sql, config.chainId);
     // the subdomains of zonefiles a migration backfilled from event_log (sql/0050_bns.sql): parsed in TypeScript
     const subdomainZonefiles = await completeBnsBackfill(db.sql);
     if (subdomainZonefiles) log.info({ zonefiles: subdomainZonefiles }, 'BNS subdomains backfilled');
-    let pipeline: ObserverPipeline | undefined;
     if (config.apiMode !== 'api') pipeline = new ObserverPipeline(db.sql, log, { chainId });
     // The push publisher is attached (and has published what a previous run left unpublished) before the observer
     // accepts a message: no committed change goes unpublished.
@@ -171,6 +174,8 @@ export async function startService(config: Config, log: Logger): Promise<Service
       },
     };
   } catch (err) {
+    // the projector first: it must not be writing when the database closes (no CONNECTION_ENDED before the message)
+    await pipeline?.close(5000).catch(() => undefined);
     await push?.close();
     observer?.close();
     api?.listening.close();
