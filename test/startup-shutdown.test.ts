@@ -14,7 +14,7 @@ let build: Build;
 const dirs: string[] = [];
 beforeAll(async () => {
   build = await buildService();
-}, 300_000);
+}, 600_000);
 afterAll(() => {
   build?.remove();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
