@@ -137,7 +137,8 @@ describe('start-up', () => {
       expect(out).not.toMatch(/^\{/m);
       child.kill('SIGINT');
       expect(await exited).toBe(0);
-      expect(out).toMatch(/^\d\d:\d\d:\d\d shutting down signal=SIGINT\n\d\d:\d\d:\d\d stopped\n$/m);
+      expect(out).toMatch(/^\d\d:\d\d:\d\d shutting down signal=SIGINT$/m);
+      expect(out).toMatch(/^\d\d:\d\d:\d\d stopped\n$/m);
       expect(err).toBe('');
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
