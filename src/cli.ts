@@ -10,7 +10,23 @@ export interface OptionSpec {
   value?: string;
   required?: boolean;
   help: string;
+  /** checks a value: undefined when valid, else what was expected (a usage error, exit 2) */
+  check?: (value: string) => string | undefined;
 }
+
+const nonNegativeInteger = (v: string) => (/^\d+$/.test(v) ? undefined : 'a non-negative integer');
+const positiveInteger = (v: string) => (/^\d+$/.test(v) && Number(v) > 0 ? undefined : 'a positive integer');
+const seconds = (v: string) => (/^\d+(\.\d+)?$/.test(v) ? undefined : 'a number of seconds');
+/** an http(s) URL with a host (what the observer commands POST to) */
+export const httpUrl = (v: string): string | undefined => {
+  try {
+    const u = new URL(v);
+    if ((u.protocol === 'http:' || u.protocol === 'https:') && u.hostname) return undefined;
+  } catch {
+    /* not a URL */
+  }
+  return 'an http:// or https:// URL such as http://127.0.0.1:3700';
+};
 
 export interface CommandSpec {
   /** e.g. 'serve', 'keys create' */
@@ -72,6 +88,7 @@ export const COMMANDS: CommandSpec[] = [
         name: '--defer-indexes',
         value: 'auto|on|off',
         help: 'drop the API-only indexes while importing, build them at the end (auto: on for an empty database and a file of 16 MiB or more)',
+        check: (v) => (['auto', 'on', 'off'].includes(v) ? undefined : 'auto, on or off'),
       },
     ],
     notes: [
@@ -91,12 +108,32 @@ export const COMMANDS: CommandSpec[] = [
     summary: 'POST a recorded node stream (TSV) to a running observer, as a Stacks node does',
     options: [
       { name: '--file', value: 'F.tsv', required: true, help: 'lines id<TAB>timestamp<TAB>path<TAB>json-body' },
-      { name: '--url', value: 'URL', help: 'the observer (default http://127.0.0.1:3700)' },
-      { name: '--give-up-after', value: 'SECONDS', help: 'stop when one message has not been accepted for this long (default: retry forever, as a node does)' },
+      { name: '--url', value: 'URL', help: 'the observer (default http://127.0.0.1:3700)', check: httpUrl },
+      {
+        name: '--give-up-after',
+        value: 'SECONDS',
+        help: 'stop when one message has not been accepted for this long (default: retry forever, as a node does)',
+        check: seconds,
+      },
     ],
     notes: [
-      'One message at a time, in order; each is retried (pause doubling from 0.25 s to 10 s) until it is answered 200.',
+      'One message at a time, in order; each is retried (pause doubling from 0.25 s to 10 s) while the observer is unreachable or',
+      'answers 5xx, until it is answered 200. A 4xx answer (e.g. 404: the URL is not the observer) stops it at once (exit 1).',
       'Does not open the database: works against a running service, embedded database included.',
+    ],
+  },
+  {
+    name: 'demo',
+    summary: 'feed a running service a generated demo chain, live: blocks, transfers, tokens, BNS names, forks, a mempool',
+    options: [
+      { name: '--url', value: 'URL', help: 'the running service\'s observer (default http://127.0.0.1:3700)', check: httpUrl },
+      { name: '--blocks', value: 'N', help: 'blocks to mine (default 30)', check: positiveInteger },
+      { name: '--pace', value: 'MS', help: 'milliseconds between blocks (default 2000; 0: as fast as the service takes them)', check: nonNegativeInteger },
+    ],
+    notes: [
+      'Start the service first (npm start), then run this in another terminal and open the dashboard (http://localhost:3999/dashboard).',
+      'The chain is testnet and always the same: running it again changes nothing. Ctrl-C stops it (exit 130).',
+      'Does not open the database: it POSTs to the observer as a Stacks node does.',
     ],
   },
   {
@@ -104,7 +141,7 @@ export const COMMANDS: CommandSpec[] = [
     summary: 'create an API key; prints it once (only its SHA-256 is stored)',
     options: [
       { name: '--name', value: 'NAME', required: true, help: 'a unique name for the key' },
-      { name: '--rpm', value: 'N', help: 'requests per minute for this key (0: unlimited; default RATE_LIMIT_KEY_RPM)' },
+      { name: '--rpm', value: 'N', help: 'requests per minute for this key (0: unlimited; default RATE_LIMIT_KEY_RPM)', check: nonNegativeInteger },
     ],
     notes: [DB_NOTE],
   },
@@ -179,8 +216,13 @@ export type Parsed =
   | { kind: 'output'; text: string; code: 0 }
   | { kind: 'error'; text: string; code: 2 };
 
-function error(message: string, usage: string): Parsed {
-  return { kind: 'error', text: `stacks-pulse: ${message}\n\n${usage}`, code: 2 };
+/** The prefix of every error line the CLI prints: `stacks-pulse <command>: error: ` (`stacks-pulse: error: ` without one). */
+export function errorPrefix(command?: string): string {
+  return `stacks-pulse${command ? ` ${command}` : ''}: error: `;
+}
+
+function error(message: string, usage: string, command?: string): Parsed {
+  return { kind: 'error', text: `${errorPrefix(command)}${message}\n\n${usage}`, code: 2 };
 }
 
 /** argv without node and the script. */
@@ -200,9 +242,12 @@ export function parseCommandLine(argv: string[], version: string): Parsed {
     if (sub === undefined || sub === '--help' || sub === '-h') {
       const keys = COMMANDS.filter((c) => c.name.startsWith('keys '));
       const text = keys.map((c) => commandUsage(c)).join('\n');
-      return sub === undefined ? error('keys: expected create, list or revoke', text) : { kind: 'output', text, code: 0 };
+      return sub === undefined ? error('expected create, list or revoke', text, 'keys') : { kind: 'output', text, code: 0 };
     }
-    if (!['create', 'list', 'revoke'].includes(sub)) return error(`keys: unknown subcommand "${sub}" (expected create, list or revoke)`, mainUsage(version));
+    if (!['create', 'list', 'revoke'].includes(sub)) {
+      const keys = COMMANDS.filter((c) => c.name.startsWith('keys '));
+      return error(`unknown subcommand "${sub}" (expected create, list or revoke)`, keys.map((c) => commandUsage(c)).join('\n'), 'keys');
+    }
     name = `keys ${args.shift()}`;
   }
   const spec = COMMANDS.find((c) => c.name === name);
@@ -217,28 +262,30 @@ export function parseCommandLine(argv: string[], version: string): Parsed {
       const eq = a.indexOf('=');
       const key = eq >= 0 ? a.slice(0, eq) : a;
       const opt = spec.options.find((o) => o.name === key);
-      if (!opt) return error(`${spec.name}: unknown option ${key}`, usage);
+      if (!opt) return error(`unknown option ${key}`, usage, spec.name);
       let value: string;
       if (!opt.value) value = 'true';
       else if (eq >= 0) value = a.slice(eq + 1);
       else {
-        if (i + 1 >= args.length) return error(`${spec.name}: ${key} needs a value (${opt.value})`, usage);
+        if (i + 1 >= args.length) return error(`${key} needs a value (${opt.value})`, usage, spec.name);
         value = args[++i];
       }
+      const expected = opt.check?.(value);
+      if (expected !== undefined) return error(`${key}: expected ${expected}, got "${value}"`, usage, spec.name);
       options[key.slice(2)] = value;
     } else if (a.startsWith('-') && a !== '-') {
-      return error(`${spec.name}: unknown option ${a}`, usage);
+      return error(`unknown option ${a}`, usage, spec.name);
     } else {
       positionals.push(a);
     }
   }
   const maxPositionals = spec.positionals?.length ?? 0;
-  if (positionals.length > maxPositionals) return error(`${spec.name}: unexpected argument "${positionals[maxPositionals]}"`, usage);
+  if (positionals.length > maxPositionals) return error(`unexpected argument "${positionals[maxPositionals]}"`, usage, spec.name);
   for (const [i, p] of (spec.positionals ?? []).entries()) {
-    if (p.required && positionals[i] === undefined) return error(`${spec.name}: missing ${p.name}`, usage);
+    if (p.required && positionals[i] === undefined) return error(`missing ${p.name}`, usage, spec.name);
   }
   for (const o of spec.options) {
-    if (o.required && options[o.name.slice(2)] === undefined) return error(`${spec.name}: missing ${o.name} ${o.value ?? ''}`.trimEnd(), usage);
+    if (o.required && options[o.name.slice(2)] === undefined) return error(`missing ${o.name} ${o.value ?? ''}`.trimEnd(), usage, spec.name);
   }
   return { kind: 'run', command: spec.name, options, positionals };
 }

@@ -30,6 +30,8 @@ export interface Config {
   network: Network | undefined;
   apiMode: ApiMode;
   logLevel: LogLevel;
+  /** auto: JSON lines unless stdout is a terminal; json; text (src/log-format.ts) */
+  logFormat: 'auto' | 'json' | 'text';
   /** Bytes. */
   observerBodyLimit: number;
   /** Empty when unset. */
@@ -234,6 +236,7 @@ const envSchema = z.object({
   STACKS_CHAIN_ID: envVar(chainId),
   API_MODE: envVar(oneOf(API_MODES), 'all'),
   LOG_LEVEL: envVar(oneOf(LOG_LEVELS), 'info'),
+  LOG_FORMAT: envVar(oneOf(['auto', 'json', 'text'] as const), 'auto'),
   OBSERVER_BODY_LIMIT: envVar(byteSize, 500 * MB),
   STACKS_NODE_RPC_URLS: envVar(urlList, []),
   PROXY_BODY_LIMIT: envVar(byteSize, 2 * MB),
@@ -292,6 +295,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     network: e.STACKS_CHAIN_ID === undefined ? undefined : e.STACKS_CHAIN_ID === CHAIN_ID_MAINNET ? 'mainnet' : 'testnet',
     apiMode: e.API_MODE,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
     observerBodyLimit: e.OBSERVER_BODY_LIMIT,
     stacksNodeRpcUrls: e.STACKS_NODE_RPC_URLS,
     proxyBodyLimit: e.PROXY_BODY_LIMIT,

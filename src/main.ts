@@ -6,6 +6,7 @@
  */
 import { loadConfig, ConfigError, type Config } from './config.js';
 import { createLogger, type Logger } from './logger.js';
+import { textDestination, textLogs } from './log-format.js';
 import { startService } from './service.js';
 import { connectDatabase } from './store/connect.js';
 import { migrate } from './store/migrate.js';
@@ -17,15 +18,20 @@ import { exportEvents, importEvents, ImportInterrupted } from './replay.js';
 import { createDecoder, defaultDecodeThreads } from './observer/decode-pool.js';
 import { runKeysCommand } from './auth/cli.js';
 import { StartupError, databaseStartupError } from './startup-error.js';
-import { parseCommandLine } from './cli.js';
+import { errorPrefix, parseCommandLine } from './cli.js';
+import { runDemoCommand } from './demo-command.js';
+import { DEFAULT_OBSERVER_URL, ObserverRejected } from './observer-client.js';
 import { replayToUrl, replaySummary } from './replay-http.js';
 import { packageVersion, serviceUrls } from './service.js';
 import { DataDirLockedError } from './store/data-lock.js';
 import { settleNetwork } from './chain/network.js';
 import { recoverFromDriverFault } from './store/faults.js';
+import { InputError, requireDir, requireFile, requireParentDir } from './input-checks.js';
 
 /** set once the configuration is read: start-up failures go there at debug level, with their stack */
 let debugLog: Logger | undefined;
+/** the command running, for the prefix of error lines */
+let currentCommand: string | undefined;
 
 async function main(argv: string[]): Promise<void> {
   const parsed = parseCommandLine(argv, packageVersion());
@@ -34,12 +40,19 @@ async function main(argv: string[]): Promise<void> {
     process.exit(parsed.code);
   }
   const { command, options } = parsed;
+  currentCommand = command;
+  if (command === 'demo') {
+    process.exitCode = await runDemoCommand(options);
+    return;
+  }
   if (command === 'replay') {
-    const url = options.url ?? 'http://127.0.0.1:3700';
+    const url = options.url ?? DEFAULT_OBSERVER_URL;
     const giveUp = options['give-up-after'];
-    if (giveUp !== undefined && !/^\d+(\.\d+)?$/.test(giveUp)) {
-      process.stderr.write(`stacks-pulse: replay: --give-up-after: expected a number of seconds, got "${giveUp}"\n`);
-      process.exit(2);
+    try {
+      requireFile('--file', options.file);
+    } catch (err) {
+      process.stderr.write(`${errorPrefix('replay')}${(err as Error).message}\n`);
+      process.exit(1);
     }
     const abort = new AbortController();
     const onSignal = () => abort.abort();
@@ -55,7 +68,8 @@ async function main(argv: string[]): Promise<void> {
         signal: abort.signal,
       });
     } catch (err) {
-      process.stderr.write(`stacks-pulse: replay: ${(err as Error).message}\n`);
+      if (!(err instanceof ObserverRejected) && (err as { code?: string }).code !== 'ENOENT') throw err;
+      process.stderr.write(`${errorPrefix('replay')}${(err as Error).message}\n`);
       process.exit(1);
     }
     process.stderr.write(replaySummary(stats, url) + '\n');
@@ -67,12 +81,14 @@ async function main(argv: string[]): Promise<void> {
     config = loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`configuration error: ${err.message}\n`);
+      process.stderr.write(`${errorPrefix(command)}configuration: ${err.message}\n`);
       process.exit(1);
     }
     throw err;
   }
-  const log = createLogger(config.logLevel);
+  // text lines on a terminal, JSON lines for machines (LOG_FORMAT)
+  const text = textLogs(config.logFormat);
+  const log: Logger = text ? createLogger(config.logLevel, textDestination(() => log.isLevelEnabled('debug'))) : createLogger(config.logLevel);
   debugLog = log;
   switch (command) {
     case 'serve':
@@ -81,17 +97,22 @@ async function main(argv: string[]): Promise<void> {
       if (command !== 'serve') config = { ...config, apiMode: command as 'api' | 'ingest' };
       const service = await startService(config, log);
       const urls = serviceUrls(config, service);
-      log.info(urls, 'stacks-pulse ready');
-      const rows: [string, string | undefined, string][] = [
-        ['API', urls.api, ''],
-        ['dashboard', urls.dashboard, ''],
-        ['docs', urls.docs, ''],
-        ['observer', urls.observer, '  (a Stacks node POSTs its events here)'],
-      ];
-      process.stderr.write(
-        `stacks-pulse ${packageVersion()} ready (${config.apiMode === 'all' ? 'observer + API' : config.apiMode}, database: ${service.db.kind === 'pglite' ? `embedded, in ${config.dataDir}` : 'PostgreSQL'})\n` +
-          rows.filter((r) => r[1]).map(([k, v, note]) => `  ${k.padEnd(10)} ${v}${note}\n`).join(''),
-      );
+      if (text) {
+        // the banner, once: what to open, where the data lives, how to stop
+        const rows: [string, string | undefined, string][] = [
+          ['dashboard', urls.dashboard, ''],
+          ['API', urls.api, ''],
+          ['docs', urls.docs, ''],
+          ['observer', urls.observer, '  (a Stacks node POSTs its events here; try: npx stacks-pulse demo)'],
+        ];
+        process.stdout.write(
+          `stacks-pulse ${packageVersion()} ready (${config.apiMode === 'all' ? 'observer + API' : config.apiMode}, database: ${service.db.kind === 'pglite' ? `embedded, in ${config.dataDir}` : 'PostgreSQL'})\n` +
+            rows.filter((r) => r[1]).map(([k, v, note]) => `  ${k.padEnd(10)} ${v}${note}\n`).join('') +
+            'Ctrl-C stops it.\n',
+        );
+      } else {
+        log.info({ ...urls, database: service.db.kind === 'pglite' ? `embedded, in ${config.dataDir}` : 'PostgreSQL' }, 'stacks-pulse ready');
+      }
       let stopping = false;
       const stop = async (signal: string) => {
         if (stopping) return;
@@ -105,6 +126,7 @@ async function main(argv: string[]): Promise<void> {
           log.warn({ err }, 'shutdown did not complete cleanly');
           process.exit(1);
         }
+        log.info('stopped');
         process.exit(0);
       };
       // postgres.js losing a connection where no caller can catch it (porsager/postgres#1208) is logged and recovered
@@ -125,12 +147,14 @@ async function main(argv: string[]): Promise<void> {
         throw databaseStartupError(e, config.databaseUrl);
       });
       await completeBnsBackfill(db.sql);
-      log.info({ applied }, applied.length ? 'migrations applied' : 'database is up to date');
+      log.info({ migrations: applied.length }, applied.length ? 'migrations applied' : 'database is up to date');
+      if (applied.length) log.debug({ applied }, 'migrations applied (names)');
       await db.close();
       return;
     }
     case 'import-bns': {
       const dir = options.dir;
+      requireDir('--dir', dir, ['chainstate.txt', 'name_zonefiles.txt']);
       const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command });
       try {
         await migrate(db.sql, undefined, { log });
@@ -154,10 +178,7 @@ async function main(argv: string[]): Promise<void> {
     case 'import-events': {
       const file = options.file;
       const deferMode = options['defer-indexes'] ?? 'auto';
-      if (deferMode !== 'auto' && deferMode !== 'on' && deferMode !== 'off') {
-        process.stderr.write(`stacks-pulse: import-events: --defer-indexes: expected auto, on or off, got "${deferMode}"\n`);
-        process.exit(2);
-      }
+      requireFile('--file', file);
       const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command });
       try {
         // indexes an interrupted import left deferred: importEvents decides whether they stay so
@@ -179,7 +200,7 @@ async function main(argv: string[]): Promise<void> {
           const stats = await importEvents(file, pipeline, log, {
             tty: process.stderr.isTTY,
             signal: abort.signal,
-            deferIndexes: deferMode,
+            deferIndexes: deferMode as 'auto' | 'on' | 'off',
           });
           log.info(
             {
@@ -217,6 +238,7 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'export-events': {
       const file = options.file;
+      requireParentDir('--file', file);
       const db = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, command });
       try {
         const n = await exportEvents(db.sql, file);
@@ -255,9 +277,9 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((err) => {
   // One line naming what to change; the stack trace only in the debug log.
-  const known = err instanceof StartupError || err instanceof DataDirLockedError;
+  const known = err instanceof StartupError || err instanceof DataDirLockedError || err instanceof InputError;
   const message = err instanceof Error ? err.message : String(err);
-  process.stderr.write(`stacks-pulse: ${message}${known || debugLog?.isLevelEnabled('debug') ? '' : ' (LOG_LEVEL=debug shows the stack trace)'}\n`);
+  process.stderr.write(`${errorPrefix(currentCommand)}${message}${known || debugLog?.isLevelEnabled('debug') ? '' : ' (LOG_LEVEL=debug shows the stack trace)'}\n`);
   debugLog?.debug({ err }, 'stopped by an error');
   process.exit(1);
 });

@@ -1,13 +1,15 @@
 /**
  * `stacks-pulse replay --file F.tsv --url http://127.0.0.1:3700`: sends a recorded node stream (the TSV format of
  * import-events) to a running observer over HTTP exactly as a Stacks node does: one message at a time, in order, each
- * POSTed until it is answered 200 (any other answer, a refused or reset connection or a timeout is retried after a
- * pause that doubles up to `maxDelayMs`).
+ * POSTed until it is answered 200 (a 5xx answer, a refused or reset connection or a timeout is retried after a pause
+ * that doubles up to `maxDelayMs`). A 4xx answer cannot change by retrying (the URL is not the observer, or the message
+ * is refused for good): it stops the replay at once with an ObserverRejected naming the likely cause.
  */
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { progressLine } from './replay.js';
+import { ObserverRejected, bodyDetail, explainRejection, fetchFailureCode, retryableStatus } from './observer-client.js';
 
 export interface ReplayHttpOptions {
   file: string;
@@ -36,12 +38,6 @@ export interface ReplayHttpStats {
   ms: number;
   /** false when stopped by the signal before the end of the file */
   complete: boolean;
-}
-
-function outcomeOf(err: unknown): string {
-  const e = err as { name?: string; cause?: { code?: string }; code?: string };
-  if (e.name === 'TimeoutError') return 'timeout';
-  return e.cause?.code ?? e.code ?? e.name ?? 'error';
 }
 
 const sleep = (ms: number, signal?: AbortSignal) =>
@@ -98,13 +94,14 @@ export async function replayToUrl(opts: ReplayHttpOptions): Promise<ReplayHttpSt
           const text = await res.text();
           if (res.status === 200) break;
           outcome = String(res.status);
-          try {
-            detail = String((JSON.parse(text) as { message?: unknown }).message ?? '');
-          } catch {
-            detail = text.slice(0, 200);
+          detail = bodyDetail(text);
+          if (!retryableStatus(res.status)) {
+            if (opts.tty) write('\n');
+            throw new ObserverRejected(`${opts.file}:${lineNo}: ${await explainRejection(base, path, res.status, detail)}`);
           }
         } catch (err) {
-          outcome = outcomeOf(err);
+          if (err instanceof ObserverRejected) throw err;
+          outcome = fetchFailureCode(err);
         }
         stats.retries++;
         stats.failures[outcome] = (stats.failures[outcome] ?? 0) + 1;

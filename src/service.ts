@@ -88,6 +88,8 @@ export async function startService(config: Config, log: Logger): Promise<Service
   let push: Push | undefined;
   let replica: ReplicaMonitor | undefined;
   let hookRunner: HookRunner | undefined;
+  let pipeline: ObserverPipeline | undefined;
+  let decoder: ReturnType<typeof createDecoder> | undefined;
   try {
     let applied: string[];
     try {
@@ -95,15 +97,17 @@ export async function startService(config: Config, log: Logger): Promise<Service
     } catch (err) {
       throw databaseStartupError(err, config.databaseUrl);
     }
-    if (applied.length) log.info({ applied }, 'migrations applied');
+    if (applied.length) {
+      log.info({ migrations: applied.length }, 'migrations applied');
+      log.debug({ applied }, 'migrations applied (names)');
+    }
     // STACKS_CHAIN_ID against the database's recorded network (refuses to start on a mismatch)
     const chainId = await settleNetwork(db.sql, config.chainId);
     // the subdomains of zonefiles a migration backfilled from event_log (sql/0050_bns.sql): parsed in TypeScript
     const subdomainZonefiles = await completeBnsBackfill(db.sql);
     if (subdomainZonefiles) log.info({ zonefiles: subdomainZonefiles }, 'BNS subdomains backfilled');
-    let pipeline: ObserverPipeline | undefined;
     // node messages are parsed, validated and decoded in worker threads (DECODE_THREADS), off the main thread
-    const decoder = config.apiMode !== 'api' ? createDecoder(config.decodeThreads ?? defaultDecodeThreads(), { log }) : undefined;
+    decoder = config.apiMode !== 'api' ? createDecoder(config.decodeThreads ?? defaultDecodeThreads(), { log }) : undefined;
     if (config.apiMode !== 'api') pipeline = new ObserverPipeline(db.sql, log, { chainId, decoder });
     // hooks: journal written in each projection transaction, evaluator and deliveries beside the projector
     hookRunner = pipeline ? startHooks(config, db.sql, log, pipeline.projector) : undefined;
@@ -211,6 +215,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
     };
   } catch (err) {
     await hookRunner?.stop();
+    // the projector first: it must not be writing when the database closes (no CONNECTION_ENDED before the message)
+    await pipeline?.close(5000).catch(() => undefined);
+    await decoder?.close();
     await push?.close();
     await replica?.close();
     observer?.close();

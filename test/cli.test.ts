@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { COMMANDS, parseCommandLine } from '../src/cli.js';
@@ -10,7 +10,7 @@ import { replayToUrl, replaySummary } from '../src/replay-http.js';
 import { progress, progressLine } from '../src/replay.js';
 import { buildService, type Build } from './helpers/build.js';
 import { FIXTURES_DIR, readFixture } from './helpers/fixtures.js';
-import { startTestService } from './helpers/service.js';
+import { settled, startTestService } from './helpers/service.js';
 
 const V = '9.9.9';
 const MOCKNET = path.join(FIXTURES_DIR, 'events/mocknet.tsv');
@@ -45,21 +45,35 @@ describe('usage errors: exit 2 with the usage', () => {
   it.each([
     [['bogus'], /unknown command "bogus"/],
     [['--bogus'], /unknown option --bogus/],
-    [['serve', '--port', '1'], /serve: unknown option --port/],
-    [['import-events'], /import-events: missing --file F.tsv/],
-    [['import-events', '--file'], /--file needs a value/],
-    [['replay', '--file', 'x', '--ur', 'y'], /replay: unknown option --ur/],
-    [['keys'], /keys: expected create, list or revoke/],
-    [['keys', 'rotate'], /unknown subcommand "rotate"/],
-    [['keys', 'revoke'], /keys revoke: missing NAME/],
-    [['keys', 'create', '--rpm', '5'], /keys create: missing --name/],
-    [['migrate', 'extra'], /unexpected argument "extra"/],
+    [['serve', '--port', '1'], /^stacks-pulse serve: error: unknown option --port/],
+    [['import-events'], /^stacks-pulse import-events: error: missing --file F.tsv/],
+    [['import-events', '--file'], /^stacks-pulse import-events: error: --file needs a value/],
+    [['import-events', '--file', 'a.tsv', '--defer-indexes', 'maybe'], /^stacks-pulse import-events: error: --defer-indexes: expected auto, on or off, got "maybe"/],
+    [['replay', '--file', 'x', '--ur', 'y'], /^stacks-pulse replay: error: unknown option --ur/],
+    [['replay', '--file', 'x', '--url', 'notaurl'], /^stacks-pulse replay: error: --url: expected an http:\/\/ or https:\/\/ URL/],
+    [['replay', '--file', 'x', '--give-up-after', 'soon'], /^stacks-pulse replay: error: --give-up-after: expected a number of seconds/],
+    [['demo', '--url', 'ftp://x'], /^stacks-pulse demo: error: --url: expected an http:\/\/ or https:\/\/ URL/],
+    [['demo', '--blocks', '0'], /^stacks-pulse demo: error: --blocks: expected a positive integer, got "0"/],
+    [['demo', '--pace', 'fast'], /^stacks-pulse demo: error: --pace: expected a non-negative integer/],
+    [['keys'], /^stacks-pulse keys: error: expected create, list or revoke/],
+    [['keys', 'rotate'], /^stacks-pulse keys: error: unknown subcommand "rotate"/],
+    [['keys', 'revoke'], /^stacks-pulse keys revoke: error: missing NAME/],
+    [['keys', 'create', '--rpm', '5'], /^stacks-pulse keys create: error: missing --name/],
+    [['keys', 'create', '--name', 'a', '--rpm', 'abc'], /^stacks-pulse keys create: error: --rpm: expected a non-negative integer, got "abc"/],
+    [['migrate', 'extra'], /^stacks-pulse migrate: error: unexpected argument "extra"/],
   ])('%j', (argv, message) => {
     const r = parseCommandLine(argv, V);
     expect(r.kind).toBe('error');
     expect((r as { code: number }).code).toBe(2);
     expect((r as { text: string }).text).toMatch(message);
     expect((r as { text: string }).text).toContain('usage: stacks-pulse');
+  });
+
+  it('keys with an unknown subcommand prints the keys usage, not the global help', () => {
+    const text = (parseCommandLine(['keys', 'frob'], V) as { text: string }).text;
+    expect(text).toContain('usage: stacks-pulse keys create --name NAME');
+    expect(text).toContain('usage: stacks-pulse keys revoke NAME');
+    expect(text).not.toContain('commands:');
   });
 
   it('parses options and positionals', () => {
@@ -140,7 +154,7 @@ describe('the compiled CLI (real processes)', () => {
   let build: Build;
   beforeAll(async () => {
     build = await buildService();
-  }, 300_000);
+  }, 600_000);
   afterAll(() => build?.remove());
   const run = (args: string[], env: Record<string, string> = {}) =>
     spawnSync(process.execPath, [build.main, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8', timeout: 60_000 });
@@ -159,8 +173,133 @@ describe('the compiled CLI (real processes)', () => {
     expect(bad.stderr).toContain('usage: stacks-pulse');
     const badOpt = run(['migrate', '--fast']);
     expect(badOpt.status).toBe(2);
-    expect(badOpt.stderr).toContain('migrate: unknown option --fast');
+    expect(badOpt.stderr).toContain('stacks-pulse migrate: error: unknown option --fast');
   }, 60_000);
+
+  it('fail fast on what retrying cannot fix: exit 2 for a malformed command line, 1 for a missing input, nothing created on disk', async () => {
+    const cwd = mkdtempSync(path.join(tmpdir(), 'sp-failfast-'));
+    try {
+      const inCwd = (args: string[]) =>
+        spawnSync(process.execPath, [build.main, ...args], { cwd, env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8', timeout: 60_000 });
+      const cases: [string[], number, RegExp][] = [
+        [['import-events', '--file', '/nonexistent.tsv'], 1, /^stacks-pulse import-events: error: --file \/nonexistent\.tsv: no such file\n$/],
+        [['import-bns', '--dir', '/nonexistent'], 1, /^stacks-pulse import-bns: error: --dir \/nonexistent: no such folder\n$/],
+        [['import-bns', '--dir', cwd], 1, /^stacks-pulse import-bns: error: --dir .*: missing chainstate\.txt, name_zonefiles\.txt\n$/],
+        [['export-events', '--file', '/nonexistent/out.tsv'], 1, /^stacks-pulse export-events: error: --file \/nonexistent\/out\.tsv: no such folder/],
+        [['replay', '--file', '/nonexistent.tsv'], 1, /^stacks-pulse replay: error: --file \/nonexistent\.tsv: no such file\n$/],
+        [['replay', '--file', '/nonexistent.tsv', '--url', 'notaurl'], 2, /^stacks-pulse replay: error: --url: expected an http/],
+        [['keys', 'create', '--name', 'a', '--rpm', 'abc'], 2, /^stacks-pulse keys create: error: --rpm: expected a non-negative integer, got "abc"\n\nusage: stacks-pulse keys create/],
+        [['keys', 'frob'], 2, /^stacks-pulse keys: error: unknown subcommand "frob"[^]*usage: stacks-pulse keys create/],
+        [['demo', '--url', 'notaurl'], 2, /^stacks-pulse demo: error: --url: expected an http/],
+      ];
+      for (const [args, code, stderr] of cases) {
+        const r = inCwd(args);
+        expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(code);
+        expect(r.stderr, args.join(' ')).toMatch(stderr);
+        expect(r.stderr).not.toMatch(/\n\s+at /);
+      }
+      expect(readdirSync(cwd)).toEqual([]); // no ./data
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('replay stops at once on a 4xx (the API port given by mistake) and names the likely cause; retries 5xx', async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'sp-replay4xx-')), 'one.tsv');
+    writeFileSync(file, '1\tt\t/new_block\t{}\n');
+    // an API-like server: 404 for POSTs, GET /extended answers like the REST API
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (req.method === 'GET' && req.url === '/extended') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"server_version":"x","status":"ready"}');
+        res.writeHead(404, { 'content-type': 'application/json' }).end(`{"statusCode":404,"error":"Not Found","message":"Route ${req.method}:${req.url} not found"}`);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      const child = spawn(process.execPath, [build.main, 'replay', '--file', file, '--url', url], { env: { PATH: process.env.PATH ?? '' } });
+      let err = '';
+      child.stderr.on('data', (d) => (err += d));
+      const code = await new Promise<number | null>((r) => child.once('exit', r));
+      expect(code, err).toBe(1);
+      expect(err).toMatch(/^stacks-pulse replay: error: .*one\.tsv:1: http:\/\/127\.0\.0\.1:\d+ answered 404 to POST \/new_block: this looks like the API port, the observer listens on http:\/\/127\.0\.0\.1:3700/m);
+      expect(err).not.toContain('retrying');
+    } finally {
+      server.close();
+      rmSync(path.dirname(file), { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('demo: fails fast on the API port and on a port nothing listens on', async () => {
+    const svc = await startTestService();
+    try {
+      // not spawnSync: the service runs in this process and must keep answering
+      const run = async (url: string) => {
+        const child = spawn(process.execPath, [build.main, 'demo', '--url', url], { env: { PATH: process.env.PATH ?? '' } });
+        let stderr = '';
+        child.stderr.on('data', (d) => (stderr += d));
+        const status = await new Promise<number | null>((r) => child.once('exit', r));
+        return { status, stderr };
+      };
+      const api = await run(svc.api);
+      expect(api.status, api.stderr).toBe(1);
+      expect(api.stderr).toMatch(/^stacks-pulse demo: error: http:\/\/127\.0\.0\.1:\d+ is not the event observer: this looks like the API port, the observer listens on http:\/\/127\.0\.0\.1:3700/);
+      const probe = createServer();
+      await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
+      const closed = `http://127.0.0.1:${(probe.address() as { port: number }).port}`;
+      await new Promise((r) => probe.close(r));
+      const none = await run(closed);
+      expect(none.status, none.stderr).toBe(1);
+      expect(none.stderr).toMatch(/^stacks-pulse demo: error: nothing answers at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\): start the service first/);
+      const [{ n }] = await svc.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM event_log`;
+      expect(n).toBe(0);
+    } finally {
+      await svc.stop();
+    }
+  }, 120_000);
+
+  it('demo feeds a running service: blocks, a fork, balances, BNS names and a non-empty mempool are served by REST', async () => {
+    const svc = await startTestService();
+    try {
+      const child = spawn(process.execPath, [build.main, 'demo', '--url', svc.observer, '--pace', '0', '--blocks', '14'], { env: { PATH: process.env.PATH ?? '' } });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.stderr.on('data', (d) => (err += d));
+      const code = await new Promise<number | null>((r) => child.once('exit', r));
+      expect(code, err + out).toBe(0);
+      expect(err).toBe('');
+      expect(out).toMatch(/^block {3}1 {2}0x[0-9a-f]{10}… {2}\d+ txs/m);
+      expect(out).toContain('[competing branch: a longer one replaces it soon]');
+      expect(out).toMatch(/^mempool {3}\+\d+ txs/m);
+      const done = /^done: height (\d+), (\d+) transactions mined, (\d+) BNS names, (\d+) transactions pending in the mempool$/m.exec(out);
+      expect(done, out).not.toBeNull();
+      const [height, , names, pending] = done!.slice(1).map(Number);
+      expect(height).toBeGreaterThanOrEqual(14);
+      expect(names).toBeGreaterThan(0);
+      expect(pending).toBeGreaterThan(0);
+      await settled(svc.observer, 90_000);
+      const get = async <T>(p: string): Promise<T> => {
+        const res = await fetch(svc.api + p);
+        expect(res.status, p).toBe(200);
+        return (await res.json()) as T;
+      };
+      expect((await get<{ height: number }>('/extended/v2/blocks/latest')).height).toBe(height);
+      const orphaned = await svc.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM blocks WHERE NOT canonical`;
+      expect(orphaned[0].n).toBeGreaterThan(0);
+      const account = /a balance {3}http:\/\/\S+\/extended\/v1\/address\/(\w+)\/balances/.exec(out)![1];
+      expect(BigInt((await get<{ balance: string }>(`/extended/v1/address/${account}/stx`)).balance)).toBeGreaterThan(0n);
+      const listed = await get<string[]>('/v1/names');
+      expect(listed.length).toBe(names);
+      const name = /a BNS name {2}http:\/\/\S+\/v1\/names\/(\S+)/.exec(out)![1];
+      expect(listed).toContain(name);
+      expect((await get<{ address: string }>(`/v1/names/${name}`)).address).toMatch(/^ST/);
+      expect((await get<{ total: number }>('/extended/v1/tx/mempool')).total).toBeGreaterThan(0);
+    } finally {
+      await svc.stop();
+    }
+  }, 240_000);
 
   it('import-events: Ctrl-C exits 130 saying what is logged; a re-run continues without duplicates and applies everything', async () => {
     const { createTestDatabase } = await import('./helpers/db.js');

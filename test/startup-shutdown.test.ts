@@ -14,7 +14,7 @@ let build: Build;
 const dirs: string[] = [];
 beforeAll(async () => {
   build = await buildService();
-}, 300_000);
+}, 600_000);
 afterAll(() => {
   build?.remove();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
@@ -112,20 +112,62 @@ describe('start-up', () => {
     return lines[0];
   };
 
-  it('prints the URLs once listening', async () => {
-    const svc = await spawnService(build.main, 'serve', { DATABASE_URL: db.url });
+  it('LOG_FORMAT=text (a terminal): one banner with the URLs, "ready" once, no JSON, no list of migrations', async () => {
+    const fresh = await createTestDatabase();
+    const child = spawn(process.execPath, [build.main, 'serve'], {
+      env: { PATH: process.env.PATH ?? '', API_HOST: '127.0.0.1', API_PORT: '0', OBSERVER_PORT: '0', LOG_FORMAT: 'text', DATABASE_URL: fresh.url },
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    const exited = new Promise<number | null>((r) => child.once('exit', r));
     try {
-      const out = svc.output();
-      const port = new URL(svc.api).port;
-      expect(out).toMatch(/stacks-pulse \d+\.\d+\.\d+ ready \(observer \+ API, database: PostgreSQL\)/);
-      expect(out).toContain(`API        http://127.0.0.1:${port}/extended`);
+      const deadline = Date.now() + 60_000;
+      while (!out.includes('Ctrl-C stops it.') && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(out, err).toContain('Ctrl-C stops it.');
+      expect(out).toMatch(/^stacks-pulse \d+\.\d+\.\d+ ready \(observer \+ API, database: PostgreSQL\)$/m);
+      const port = /API {8}http:\/\/127\.0\.0\.1:(\d+)\/extended/.exec(out)?.[1];
+      expect(port, out).toBeDefined();
       expect(out).toContain(`dashboard  http://127.0.0.1:${port}/dashboard`);
       expect(out).toContain(`docs       http://127.0.0.1:${port}/docs`);
-      expect(out).toMatch(/observer {3}http:\/\/127\.0\.0\.1:\d+ {2}\(a Stacks node POSTs its events here\)/);
+      expect(out).toMatch(/observer {3}http:\/\/127\.0\.0\.1:\d+ {2}\(a Stacks node POSTs its events here/);
+      expect(out.match(/ready/g)).toHaveLength(1);
+      expect(out).not.toContain('0001_init.sql');
+      expect(out).not.toMatch(/^\{/m);
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+      expect(out).toMatch(/^\d\d:\d\d:\d\d shutting down signal=SIGINT$/m);
+      expect(out).toMatch(/^\d\d:\d\d:\d\d stopped\n$/m);
+      expect(err).toBe('');
     } finally {
-      await svc.stop();
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await exited;
+      await fresh.drop();
     }
-  }, 60_000);
+  }, 90_000);
+
+  it('not a terminal: JSON lines only, "ready" once with the URLs, migrations as a count (names at debug)', async () => {
+    const fresh = await createTestDatabase();
+    try {
+      const svc = await spawnService(build.main, 'serve', { DATABASE_URL: fresh.url });
+      await svc.stop();
+      const lines = svc.output().trim().split('\n');
+      for (const l of lines) expect(() => JSON.parse(l), l).not.toThrow();
+      const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+      const ready = parsed.filter((l) => l.msg === 'stacks-pulse ready');
+      expect(ready).toHaveLength(1);
+      expect(ready[0].dashboard).toBe(`${svc.api}/dashboard`);
+      // the test database comes migrated; a migration line, if any, is a count
+      for (const l of parsed.filter((p) => p.msg === 'migrations applied')) {
+        expect(l.migrations).toBeGreaterThan(0);
+        expect(l.applied).toBeUndefined();
+      }
+      expect(svc.output()).not.toContain('0001_init.sql');
+    } finally {
+      await fresh.drop();
+    }
+  }, 90_000);
 
   it('a port in use: one line naming the setting, exit 1', async () => {
     const held = await freePortHeld();
@@ -133,11 +175,15 @@ describe('start-up', () => {
       const api = run({ DATABASE_URL: db.url, API_PORT: String(held.port) });
       expect(api.status).toBe(1);
       expect(oneLine(api.stderr)).toBe(
-        `stacks-pulse: API_PORT=${held.port} is in use (or API_HOST=127.0.0.1 is not an address of this machine): set API_PORT to a free port`,
+        `stacks-pulse serve: error: API_PORT=${held.port} is in use (or API_HOST=127.0.0.1 is not an address of this machine): set API_PORT to a free port`,
       );
+      // the projector was stopped before the database closed: no error log, no stack before that line
+      expect(logLines(api.stdout, 50), api.stdout).toEqual([]);
+      expect(api.stdout).not.toContain('CONNECTION_ENDED');
       const obs = run({ DATABASE_URL: db.url, OBSERVER_PORT: String(held.port) });
       expect(obs.status).toBe(1);
-      expect(oneLine(obs.stderr)).toMatch(new RegExp(`^stacks-pulse: OBSERVER_PORT=${held.port} is in use .*: set OBSERVER_PORT to a free port$`));
+      expect(obs.stdout).not.toContain('CONNECTION_ENDED');
+      expect(oneLine(obs.stderr)).toMatch(new RegExp(`^stacks-pulse serve: error: OBSERVER_PORT=${held.port} is in use .*: set OBSERVER_PORT to a free port$`));
     } finally {
       await held.close();
     }
@@ -147,7 +193,7 @@ describe('start-up', () => {
     const url = `postgres://postgres:secret@127.0.0.1:${await closedPort()}/x`;
     const r = run({ DATABASE_URL: url });
     expect(r.status).toBe(1);
-    expect(oneLine(r.stderr)).toMatch(/^stacks-pulse: DATABASE_URL=postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/x is unreachable \(ECONNREFUSED\): start PostgreSQL there or set DATABASE_URL to a reachable server$/);
+    expect(oneLine(r.stderr)).toMatch(/^stacks-pulse serve: error: DATABASE_URL=postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/x is unreachable \(ECONNREFUSED\): start PostgreSQL there or set DATABASE_URL to a reachable server$/);
     expect(r.stdout + r.stderr).not.toContain('secret');
     const debug = run({ DATABASE_URL: url, LOG_LEVEL: 'debug' });
     expect(debug.stdout).toContain('"stack"');
@@ -164,7 +210,7 @@ describe('start-up', () => {
     spawnSync('touch', [notADir]);
     const r = run({ DATA_DIR: path.join(notADir, 'data') });
     expect(r.status).toBe(1);
-    expect(oneLine(r.stderr)).toMatch(/^stacks-pulse: DATA_DIR=.*\/plain\/data is not writable \(ENOTDIR\): set DATA_DIR to a writable directory/);
+    expect(oneLine(r.stderr)).toMatch(/^stacks-pulse serve: error: DATA_DIR=.*\/plain\/data is not writable \(ENOTDIR\): set DATA_DIR to a writable directory/);
   }, 60_000);
 
   it('npm start on a fresh checkout says "building …" before compiling', async () => {
