@@ -160,46 +160,55 @@ export class HookRunner {
       const rows = await liveHooks(this.sql);
       this.hooks = new Map(rows.map((h) => [h.id, h]));
       this.index = new HookIndex(rows.map((h) => ({ id: h.id, predicate: h.predicate as unknown as HookPredicate })));
-      this.version = await hooksVersion(this.sql);
+      // the fingerprint read before: a hook created meanwhile changes it again and is settled on the next step
+      this.version = v;
     }
     const cursor = await hookCursor(this.sql);
     const rows = await journalAfter(this.sql, cursor, BATCH);
     if (!rows.length) return false;
     const blocks = this.index.size ? await loadHookBlocks(this.sql, [...new Set(rows.filter((r) => r.action === 'apply').map((r) => r.index_block_hash))]) : new Map<string, HookBlock>();
-    const deliveries: NewDelivery[] = [];
     const counts = new Map<number, number>();
-    for (const r of rows) {
-      if (r.action === 'apply') {
-        const block = blocks.get(r.index_block_hash);
-        if (!block) continue;
-        const started = performance.now();
-        const matches = this.index.match(block);
-        this.evaluation.ms += performance.now() - started;
-        this.evaluation.blocks++;
-        for (const [id, m] of matches) {
-          const hook = this.hooks.get(id);
-          if (!hook || hook.from_seq === null || r.seq <= hook.from_seq) continue;
-          if (!this.countOccurrence(hook, counts)) continue;
-          for (const b of this.splitBlock(block, m.txs, hook)) deliveries.push({ hook_id: id, action: 'apply', index_block_hash: block.index_block_hash, block_height: block.block_height, block: b });
-        }
-      } else {
-        for (const d of await appliedDeliveriesOf(this.sql, r.index_block_hash)) {
-          const hook = this.hooks.get(d.hook_id);
-          if (hook && hook.from_seq !== null && r.seq <= hook.from_seq) continue;
-          deliveries.push({ hook_id: d.hook_id, action: 'rollback', index_block_hash: r.index_block_hash, block_height: d.block_height, block: d.block });
-        }
-      }
-    }
+    let made = 0;
+    // one transaction: a rollback reads the applies made earlier in the same batch (a fork inside one batch)
     await this.sql.begin(async (tx) => {
       const t = tx as unknown as Sql;
-      await insertDeliveries(t, deliveries);
+      let deliveries: NewDelivery[] = [];
+      const flush = async () => {
+        made += deliveries.length;
+        await insertDeliveries(t, deliveries);
+        deliveries = [];
+      };
+      for (const r of rows) {
+        if (r.action === 'apply') {
+          const block = blocks.get(r.index_block_hash);
+          if (!block) continue;
+          const started = performance.now();
+          const matches = this.index.match(block);
+          this.evaluation.ms += performance.now() - started;
+          this.evaluation.blocks++;
+          for (const [id, m] of matches) {
+            const hook = this.hooks.get(id);
+            if (!hook || hook.from_seq === null || r.seq <= hook.from_seq) continue;
+            if (!this.countOccurrence(hook, counts)) continue;
+            for (const b of this.splitBlock(block, m.txs, hook)) deliveries.push({ hook_id: id, action: 'apply', index_block_hash: block.index_block_hash, block_height: block.block_height, block: b });
+          }
+        } else {
+          await flush();
+          for (const d of await appliedDeliveriesOf(t, r.index_block_hash)) {
+            const hook = this.hooks.get(d.hook_id);
+            if (hook && hook.from_seq !== null && r.seq <= hook.from_seq) continue;
+            deliveries.push({ hook_id: d.hook_id, action: 'rollback', index_block_hash: r.index_block_hash, block_height: d.block_height, block: d.block });
+          }
+        }
+      }
+      await flush();
       await advanceHookCursor(t, rows[rows.length - 1].seq);
     });
     for (const [id, n] of counts) {
       const h = this.hooks.get(id);
       if (h) h.occurrences += n;
     }
-    if (deliveries.length) this.kickDelivery();
+    if (made) this.kickDelivery();
     return true;
   }
 

@@ -242,10 +242,10 @@ export async function insertDeliveries(tx: Sql, deliveries: NewDelivery[]): Prom
     const part = deliveries.slice(i, i + 1000);
     await tx`
       INSERT INTO hook_deliveries (hook_id, action, index_block_hash, block_height, block)
-      SELECT u.hook_id, u.action, u.h, u.height, u.block
+      SELECT u.hook_id, u.action, u.h, u.height, u.block::jsonb
       FROM unnest(${part.map((d) => d.hook_id)}::bigint[], ${part.map((d) => d.action)}::text[],
                   ${part.map((d) => d.index_block_hash)}::text[], ${part.map((d) => d.block_height)}::bigint[],
-                  ${part.map((d) => JSON.stringify(d.block))}::jsonb[]) WITH ORDINALITY AS u(hook_id, action, h, height, block, ord)
+                  ${part.map((d) => JSON.stringify(d.block))}::text[]) WITH ORDINALITY AS u(hook_id, action, h, height, block, ord)
       JOIN hooks k ON k.id = u.hook_id -- a hook deleted meanwhile gets nothing
       ORDER BY u.ord`;
   }
@@ -345,7 +345,7 @@ export async function insertHook(
 ): Promise<HookRow | undefined> {
   const rows = await sql.unsafe(
     `INSERT INTO hooks (uuid, owner, name, version, network, predicate, url, authorization_header, secret)
-     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9) ON CONFLICT (uuid) DO NOTHING RETURNING ${HOOK_COLUMNS}`,
+     VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, $7, $8, $9) ON CONFLICT (uuid) DO NOTHING RETURNING ${HOOK_COLUMNS}`,
     [h.uuid, h.owner, h.name, h.version, h.network, JSON.stringify(h.predicate), h.url, h.authorization_header, h.secret],
   );
   return rows[0] ? hookRow(rows[0]) : undefined;

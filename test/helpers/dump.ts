@@ -42,6 +42,12 @@ const NOT_DERIVED = new Set([
   'chain_network',
   'bns_imports',
   'bns_v2_contracts',
+  // hooks: registrations and the deliveries' journal, consumed by the hook evaluator as it goes
+  'hooks',
+  'hook_chain',
+  'hook_cursor',
+  'hook_deliveries',
+  'hook_attempts',
 ]);
 /** Arrival and bookkeeping times: they differ between two ingests of the same stream. */
 const VOLATILE_COLUMNS = ['received_at', 'created_at', 'recorded_at', 'imported_at', 'applied_at', 'failed_at'];
