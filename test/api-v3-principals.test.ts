@@ -431,7 +431,7 @@ describe('v3 principals: parameters', () => {
       [`/extended/v3/principals/${p}/balance-changes?tx_id=0x12`, 'querystring/tx_id/0 must match pattern'],
       [`/extended/v3/principals/${p}/transactions/0x12/balance-changes`, 'params/tx_id must match pattern'],
       [`/extended/v3/principals/${p}/balances/ft/not-a-token`, 'params/asset_identifier must match pattern'],
-      [`/extended/v3/principals/${p}.contract/nonces`, 'params/principal must match pattern "^[0123456789ABCDEFGHJKMNPQRSTVWXYZ]{28,41}$"'],
+      [`/extended/v3/principals/${p}.contract/nonces`, 'params/principal must be a Stacks address (S, then P, M, T or N, then 26 to 39 c32 characters: digits and upper-case letters except I, L, O and U); a contract id is not accepted here'],
     ];
     for (const [path, message] of cases) {
       const r = await getJson(svc, path);
