@@ -42,7 +42,7 @@ describe('tx routes: parameter errors', () => {
     ['/extended/v1/tx/mempool?unanchored=abc', 'querystring/unanchored must be boolean'],
     ['/extended/v1/tx/mempool?order=sideways', 'querystring/order must be equal to one of the allowed values: asc, desc'],
     ['/extended/v1/tx/mempool?order_by=bogus', 'querystring/order_by must be equal to one of the allowed values: age, size, fee'],
-    ['/extended/v1/tx/mempool?sender_address=nope', 'querystring/sender_address must match pattern'],
+    ['/extended/v1/tx/mempool?sender_address=nope', 'querystring/sender_address must be a Stacks address'],
     ['/extended/v1/tx/0x' + 'ab'.repeat(32) + '?event_limit=101', 'querystring/event_limit must be <= 100'],
     ['/extended/v1/tx/0x' + 'ab'.repeat(32) + '?event_offset=x', 'querystring/event_offset must be integer'],
     ['/extended/v1/tx/0x' + 'ab'.repeat(32) + '?exclude_function_args=maybe', 'querystring/exclude_function_args must be boolean'],
@@ -50,7 +50,7 @@ describe('tx routes: parameter errors', () => {
     ['/extended/v1/tx/multiple', "querystring must have required property 'tx_id'"],
     ['/extended/v1/tx/multiple?tx_id=0x' + 'ab'.repeat(32) + '&tx_id=0x12', 'querystring/tx_id/1 must match pattern'],
     ['/extended/v1/tx/multiple?tx_id=' + 'ab'.repeat(32), 'Hex string is missing the "0x" prefix'],
-    ['/extended/v1/address/notanaddress/mempool', 'params/principal must match pattern'],
+    ['/extended/v1/address/notanaddress/mempool', 'params/principal must be a Stacks address'],
     ['/extended/v1/address/ST3F1X4QGV2SM8XD96X45M6RTQXKA1PZJZZCQAB4B/mempool?limit=0x', 'querystring/limit must be integer'],
   ];
   it.each(cases)('%s → 400 naming the parameter', async (path, message) => {

@@ -66,6 +66,17 @@ describe('dashboard on a 429', () => {
       expect(Number(await banner.getAttribute('data-retry-in'))).toBeGreaterThan(0);
       // the rest of the page is there
       expect(await page.locator('#blocks-panel').isVisible()).toBe(true);
+      // the chain panel says why it is empty instead of waiting for a block it was refused
+      expect(await page.locator('#tip-empty').textContent()).toMatch(/rate limited.*Retrying in \d+ s/);
+      // nothing sticks out of the header or the banner, however long the server's message
+      const overflow = await page.evaluate(() => {
+        const over = (sel: string) => {
+          const el = document.querySelector(sel) as HTMLElement;
+          return el.scrollWidth > el.clientWidth;
+        };
+        return { header: over('header'), banner: over('#rate-limit'), page: document.documentElement.scrollWidth > window.innerWidth };
+      });
+      expect(overflow).toEqual({ header: false, banner: false, page: false });
     } finally {
       await browser.close();
       await svc.stop();

@@ -15,6 +15,8 @@ import { z } from 'zod';
 import type { Router, HttpRequest } from '../http/router.js';
 import { HttpError, json, type HttpResponse } from '../http/response.js';
 import type { ApiContext } from './context.js';
+import { recordedNetwork } from '../chain/network.js';
+import { principalKnown } from '../store/principal-known.js';
 
 export type Method = 'GET' | 'POST' | 'DELETE' | 'ANY';
 
@@ -156,6 +158,18 @@ function coerce(s: z.ZodType, value: string): unknown {
  * mark is on the item: `.min()` / `.describe()` on the list make new list schemas, with the same item.
  */
 export const REPEATED_ONLY = new WeakSet<z.ZodType>();
+
+/**
+ * Principal schemas whose value must belong to the database's network (a mainnet `SP…`/`SM…` address on a testnet
+ * database, or the reverse, is a 400 rather than an empty account). Marked on the final schema a field uses (or the
+ * one under its optional/default).
+ */
+export const NETWORK_CHECKED = new WeakSet<z.ZodType>();
+
+export function networkChecked<T extends z.ZodType>(schema: T): T {
+  NETWORK_CHECKED.add(schema);
+  return schema;
+}
 
 function coerceList(s: z.ZodType, values: string[]): unknown[] {
   const item = defOf(base(s)).element;
@@ -315,9 +329,62 @@ export async function runEndpoint(ep: Endpoint, req: HttpRequest, ctx: ApiContex
     if (ep.invalid) return ep.invalid(input.message, input.issues);
     throw new HttpError(400, input.message);
   }
+  const mismatch = await networkMismatch(ep, input.params, input.query, ctx);
+  if (mismatch) {
+    if (ep.invalid) return ep.invalid(mismatch, []);
+    throw new HttpError(400, mismatch);
+  }
   const out = await ep.handler({ params: input.params, query: input.query, body: input.body, req } as never, ctx);
   if (out instanceof RawReply) return out.response;
   return json(200, out);
+}
+
+const MAINNET_CHAIN_ID = 0x00000001;
+const TESTNET_CHAIN_ID = 0x80000000;
+/** The network of a principal by its version character (S P/M: mainnet, S T/N: testnet). */
+const networkOfPrincipal = (p: string): number | undefined =>
+  p[1] === 'P' || p[1] === 'M' ? MAINNET_CHAIN_ID : p[1] === 'T' || p[1] === 'N' ? TESTNET_CHAIN_ID : undefined;
+const networkWords = (id: number) => (id === MAINNET_CHAIN_ID ? 'mainnet (SP…, SM…)' : 'testnet (ST…, SN…)');
+
+/** The database's network, once known (it never changes after the first transaction); per API context. */
+const knownNetwork = new WeakMap<ApiContext, number>();
+async function databaseNetwork(ctx: ApiContext): Promise<number | undefined> {
+  if (ctx.chainId === MAINNET_CHAIN_ID || ctx.chainId === TESTNET_CHAIN_ID) return ctx.chainId;
+  const known = knownNetwork.get(ctx);
+  if (known !== undefined) return known;
+  const id = await recordedNetwork(ctx.sql);
+  if (id === MAINNET_CHAIN_ID || id === TESTNET_CHAIN_ID) knownNetwork.set(ctx, id);
+  return id;
+}
+
+/**
+ * A 400 message when a network-checked principal belongs to the other network than the database's and the database
+ * knows nothing of it (a chain may hold principals of the other network: those are answered).
+ */
+async function networkMismatch(ep: Endpoint, params: unknown, query: unknown, ctx: ApiContext): Promise<string | undefined> {
+  const found: [string, string][] = [];
+  const collect = (schema: AnyObject | undefined, values: unknown, where: string) => {
+    if (!schema || !values || typeof values !== 'object') return;
+    for (const [name, s] of Object.entries(schema.shape) as [string, z.ZodType][]) {
+      const b = base(s);
+      const item = defOf(b).type === 'array' ? defOf(b).element : undefined;
+      if (!NETWORK_CHECKED.has(s) && !NETWORK_CHECKED.has(b) && !(item && NETWORK_CHECKED.has(base(item)))) continue;
+      const v = (values as Record<string, unknown>)[name];
+      for (const one of Array.isArray(v) ? v : [v]) if (typeof one === 'string') found.push([`${where}/${name}`, one]);
+    }
+  };
+  collect(ep.params, params, 'params');
+  collect(ep.query, query, 'querystring');
+  if (!found.length) return undefined;
+  const db = await databaseNetwork(ctx);
+  if (db === undefined) return undefined; // nothing stored yet: any network may come
+  for (const [label, value] of found) {
+    const net = networkOfPrincipal(value);
+    if (net !== undefined && net !== db && !(await principalKnown(ctx.sql, value))) {
+      return `${label} is a ${networkWords(net)} address, but this service holds ${networkWords(db)} data: use an address of that network`;
+    }
+  }
+  return undefined;
 }
 
 /** Puts every endpoint of `list` on the router. */

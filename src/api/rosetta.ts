@@ -103,6 +103,14 @@ export const OPERATION_STATUSES = [
   { status: 'abort_by_post_condition', successful: false },
 ];
 
+/**
+ * The answer when a call needs the Stacks node and none is configured or reachable: a Rosetta error object (code 612,
+ * from the listed errors, so /network/options stays as it was), retriable, the reason in `details`, status 503.
+ */
+export function nodeUnavailableReply(reason: string): RawReply {
+  return rosettaReply(503, { ...RosettaErrors.unknownError, retriable: true, details: { message: `no Stacks node: ${reason}` } });
+}
+
 /** A Rosetta failure thrown inside a handler (rosettaHandler turns it into the answer). */
 export class RosettaFailure extends Error {
   constructor(

@@ -95,7 +95,10 @@
     limit.timer = null;
     limit.until = 0;
     $('rate-limit').hidden = true;
+    $('tip-empty').textContent = TIP_WAITING;
   }
+
+  const TIP_WAITING = 'Waiting for the first block…';
 
   function renderRateLimit() {
     const left = Math.ceil((limit.until - Date.now()) / 1000);
@@ -111,6 +114,9 @@
       `The API is rate limiting this browser (HTTP 429): some panels may be out of date. Retrying in ${left} s.` +
       (limit.message ? ` (${limit.message})` : '');
     el.dataset.retryIn = String(left);
+    // an empty chain panel says why it is empty rather than waiting for a block it was refused
+    $('tip-empty').textContent = `Not loaded: the API refused this browser (rate limited). Retrying in ${left} s…`;
+    if (!socket.connected && !socket.active) setConn('error', 'rate limited');
   }
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -196,9 +202,18 @@
   });
   socket.on('connect_error', (err) => {
     const data = err && err.data;
-    if (data && data.status === 429) rateLimited(Number(data.headers && data.headers['retry-after']), err.message);
-    if (socket.active) setConn('reconnecting', `reconnecting… (${err.message})`);
-    else setConn('error', `refused: ${err.message}`);
+    // the badge stays short (it sits in the header); the banner carries the server's whole message
+    if (data && data.status === 429) {
+      rateLimited(Number(data.headers && data.headers['retry-after']), err.message);
+      setConn('error', 'rate limited');
+      return;
+    }
+    const reason = String(err.message || 'error');
+    const short = reason.length > 40 ? reason.slice(0, 39) + '…' : reason;
+    const el = $('conn');
+    el.title = reason;
+    if (socket.active) setConn('reconnecting', `reconnecting… (${short})`);
+    else setConn('error', `refused: ${short}`);
   });
 
   /** Strips the trailing {cursor} argument; null when the message was already seen. */

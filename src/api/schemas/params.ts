@@ -4,7 +4,8 @@
  * stands for the parameter (`params/principal`). Every schema carries its OpenAPI description.
  */
 import { z } from 'zod';
-import { LABEL, REPEATED_ONLY } from '../endpoint.js';
+import { LABEL, REPEATED_ONLY, networkChecked } from '../endpoint.js';
+import { codec } from '../../chain/native.js';
 
 const C32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const C32_CLASS = '0-9A-HJKMNP-TV-Z';
@@ -16,11 +17,42 @@ const CONTRACT_RE = new RegExp(`^S[PMTN][${C32_CLASS}]{26,39}\\.${CONTRACT_NAME}
 /** The reference's schema patterns for a principal (its anyOf of an address and a contract id). */
 export const REF_ADDRESS_PATTERN = `^[${C32}]{28,41}`;
 export const REF_CONTRACT_PATTERN = `^[${C32}]{28,41}.[a-zA-Z]([a-zA-Z0-9]|[-_]){0,39}$`;
-const REF_ADDRESS_RE = new RegExp(REF_ADDRESS_PATTERN);
-const REF_CONTRACT_RE = new RegExp(REF_CONTRACT_PATTERN);
-const PRINCIPAL_MESSAGE =
-  `${LABEL} must match pattern "${REF_ADDRESS_PATTERN}", ${LABEL} must match pattern "${REF_CONTRACT_PATTERN}", ` +
-  `${LABEL} must match a schema in anyOf`;
+const SHAPE_MESSAGE =
+  `${LABEL} must be a Stacks address (S, then P, M, T or N, then 26 to 39 c32 characters: digits and upper-case letters ` +
+  'except I, L, O and U) or a contract id (<address>.<contract-name>)';
+const ADDRESS_SHAPE_MESSAGE =
+  `${LABEL} must be a Stacks address (S, then P, M, T or N, then 26 to 39 c32 characters: digits and upper-case letters ` +
+  'except I, L, O and U); a contract id is not accepted here';
+
+/**
+ * What is wrong with a principal parameter, in plain words with `{label}` for the parameter; undefined when it is a
+ * real principal: a c32 address whose checksum matches, optionally `.<contract-name>`. A well-formed address whose
+ * checksum does not match (a mistyped character) is refused as such, not answered as an empty account.
+ */
+export function principalProblem(s: string, opts: { contract?: boolean } = {}): string | undefined {
+  const allowContract = opts.contract ?? true;
+  const shapeOk = allowContract ? PRINCIPAL_RE.test(s) : ADDRESS_RE.test(s);
+  if (!shapeOk) return allowContract ? SHAPE_MESSAGE : ADDRESS_SHAPE_MESSAGE;
+  const address = s.split('.')[0];
+  let valid = false;
+  try {
+    valid = codec.isValidStacksAddress(address);
+  } catch {
+    valid = false;
+  }
+  if (!valid) return `${LABEL} is not a valid Stacks address: its c32 checksum does not match (${address} is mistyped or truncated)`;
+  return undefined;
+}
+
+/** A string schema refused with principalProblem's message, its network checked against the database's. */
+export function principalSchema(opts: { contract?: boolean } = {}) {
+  return networkChecked(
+    z.string().superRefine((s, ctx) => {
+      const problem = principalProblem(s, opts);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem, input: s });
+    }),
+  );
+}
 
 export const isStacksAddress = (s: string): boolean => ADDRESS_RE.test(s);
 export const isPrincipal = (s: string): boolean => PRINCIPAL_RE.test(s);
@@ -80,22 +112,19 @@ export const TxIdParam = z.string().regex(TX_ID_RE).describe('Transaction id; he
 /** A tx id, normalized to `0x` lower case. */
 export const TxId = TxIdParam.transform(normalizeHash);
 
-/** A standard or contract principal, with the reference's anyOf message. */
-export const PrincipalParam = z
-  .string()
-  .refine((s) => isPrincipal(s), { message: PRINCIPAL_MESSAGE })
-  .describe('A Stacks address (`SP…`, `ST…`) or a contract identifier `<address>.<contract-name>`');
+/** A standard or contract principal (checksum and network checked). */
+export const PrincipalParam = networkChecked(
+  principalSchema().describe('A Stacks address (`SP…`, `ST…`) or a contract identifier `<address>.<contract-name>`'),
+);
 
 /**
- * A principal checked in two steps as the reference does for some routes: its loose schema pattern first (the anyOf
- * message), then a real principal (`semantic` message).
+ * A principal on the routes where the reference checked a loose pattern first and then a real principal: both are
+ * one check here, in plain words (`_semantic`, the reference's second message, is kept for the declarations' sake).
  */
-export function LoosePrincipalParam(semantic: string) {
-  return z
-    .string()
-    .refine((s) => REF_ADDRESS_RE.test(s) || REF_CONTRACT_RE.test(s), { message: PRINCIPAL_MESSAGE, abort: true })
-    .refine((s) => isPrincipal(s), { message: semantic })
-    .describe('A Stacks address (`SP…`, `ST…`) or a contract identifier `<address>.<contract-name>`');
+export function LoosePrincipalParam(_semantic: string) {
+  return networkChecked(
+    principalSchema().describe('A Stacks address (`SP…`, `ST…`) or a contract identifier `<address>.<contract-name>`'),
+  );
 }
 
 export const ContractIdParam = z

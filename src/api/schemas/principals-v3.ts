@@ -1,12 +1,12 @@
 /**
  * The /extended/v3/principals/{principal} family (src/api/routes/extended/principals.ts): parameters and answers as the
- * newest reference declares them (src/api/schemas/v3/*.ts, src/api/routes/v3/principals.ts at HEAD). Its parameters
- * are checked by pattern only (a well-formed string that names no principal gives empty pages); cursors are positions
+ * newest reference declares them (src/api/schemas/v3/*.ts, src/api/routes/v3/principals.ts at HEAD). A principal must
+ * be a real one of the database's network (checksum and network checked, as on every route); cursors are positions
  * in the page order, parsed here into keys.
  */
 import { z } from 'zod';
-import { LABEL } from '../endpoint.js';
-import { normalizeHash } from './params.js';
+import { networkChecked } from '../endpoint.js';
+import { normalizeHash, principalSchema } from './params.js';
 import { Count, component } from './common.js';
 
 const C32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
@@ -15,21 +15,12 @@ const C32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
 export const V3_ADDRESS_PATTERN = `^[${C32}]{28,41}$`;
 export const V3_CONTRACT_PATTERN = `^[${C32}]{28,41}.[a-zA-Z]([a-zA-Z0-9]|[-_]){0,39}$`;
-const V3_ADDRESS_RE = new RegExp(V3_ADDRESS_PATTERN);
-const V3_CONTRACT_RE = new RegExp(V3_CONTRACT_PATTERN);
 
-/** The reference's PrincipalSchema: an address or a contract id, by pattern (its anyOf message). */
-export const V3Principal = z
-  .string()
-  .refine((s) => V3_ADDRESS_RE.test(s) || V3_CONTRACT_RE.test(s), {
-    message:
-      `${LABEL} must match pattern "${V3_ADDRESS_PATTERN}", ${LABEL} must match pattern "${V3_CONTRACT_PATTERN}", ` +
-      `${LABEL} must match a schema in anyOf`,
-  })
-  .describe('A Stacks address or a contract identifier `<address>.<contract-name>`');
+/** The reference's PrincipalSchema: an address or a contract id (checksum and network checked, plain-word errors). */
+export const V3Principal = networkChecked(principalSchema().describe('A Stacks address or a contract identifier `<address>.<contract-name>`'));
 
 /** The reference's AddressSchema: a standard address only (nonces). */
-export const V3Address = z.string().regex(V3_ADDRESS_RE).describe('A Stacks address (contract principals have no nonces)');
+export const V3Address = networkChecked(principalSchema({ contract: false }).describe('A Stacks address (contract principals have no nonces)'));
 
 /** The reference's TransactionIdSchema, normalized to `0x` lower case. */
 export const V3TxId = z

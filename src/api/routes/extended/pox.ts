@@ -3,10 +3,10 @@
  * the legacy /extended/v1/pox<N>_events/… redirects; /extended/v2/pox/cycles….
  */
 import { z } from 'zod';
-import { LABEL, badRequest, endpoint, notFound, raw } from '../../endpoint.js';
+import { LABEL, badRequest, endpoint, networkChecked, notFound, raw } from '../../endpoint.js';
 import { httpError, redirect } from '../../../http/response.js';
 import type { HttpRequest } from '../../../http/router.js';
-import { LoosePrincipalParam, Unanchored, paging } from '../../schemas/params.js';
+import { LoosePrincipalParam, Unanchored, paging, principalSchema } from '../../schemas/params.js';
 import {
   PoolDelegationList,
   PoxCycle,
@@ -49,14 +49,9 @@ export function isValidPrincipal(p: string): boolean {
   }
 }
 
-const StackerParam = LoosePrincipalParam(`${LABEL} is not a valid STX address`).refine(isValidPrincipal, {
-  message: `${LABEL} is not a valid STX address`,
-});
+const StackerParam = LoosePrincipalParam(`${LABEL} is not a valid STX address`);
 
-const PoolParam = z
-  .string()
-  .refine(isValidPrincipal, { message: `${LABEL} is an invalid STX address` })
-  .describe('Principal of the stacking pool (the delegate)');
+const PoolParam = networkChecked(principalSchema().describe('Principal of the stacking pool (the delegate)'));
 
 /** A tx id as the reference's hex check accepts it: `0x` and whole bytes of hex. */
 const PoxTxId = z

@@ -4,7 +4,7 @@
  * (`/extended/v1/tx/mempool/dropped` is a legacy route the reference does not mount by default: not served here either.)
  */
 import { z } from 'zod';
-import { endpoint, notFound, raw } from '../../endpoint.js';
+import { endpoint, networkChecked, notFound, raw } from '../../endpoint.js';
 import { redirect } from '../../../http/response.js';
 import {
   ExcludeFunctionArgs,
@@ -15,6 +15,7 @@ import {
   Unanchored,
   blockRef,
   isPrincipal,
+  principalProblem,
   isStacksAddress,
   normalizeHash,
   paging,
@@ -28,9 +29,15 @@ const TX_TYPES = ['coinbase', 'token_transfer', 'smart_contract', 'contract_call
 
 /** A query principal checked as the reference's handler does (its own message, naming the parameter). */
 function principalFilter(name: string, check: (s: string) => boolean, what: string, description: string) {
-  return z
-    .string()
-    .refine(check, { error: (iss) => `Invalid query parameter for "${name}": "${String(iss.input)}" is not a valid ${what}` })
+  return networkChecked(
+    z
+      .string()
+      .refine(check, { error: (iss) => `Invalid query parameter for "${name}": "${String(iss.input)}" is not a valid ${what}`, abort: true })
+      .superRefine((s, ctx) => {
+        const problem = principalProblem(s);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem, input: s });
+      }),
+  )
     .optional()
     .describe(description);
 }

@@ -3,13 +3,13 @@
  *   GET /extended/v1/tx/:tx_id, /tx/multiple, /tx/mempool, /tx/mempool/stats, /address/:principal/mempool.
  */
 import { z } from 'zod';
-import { endpoint, notFound, raw, badRequest } from '../../endpoint.js';
+import { endpoint, notFound, raw, badRequest, networkChecked } from '../../endpoint.js';
 import { redirect } from '../../../http/response.js';
 import {
   ExcludeFunctionArgs,
   LoosePrincipalParam,
   List,
-  REF_ADDRESS_PATTERN,
+  principalProblem,
   TX_ID_RE,
   TxIdParam,
   Unanchored,
@@ -33,19 +33,17 @@ const eventPage = {
   event_offset: z.int().min(0).default(0).describe('Index of the first embedded event'),
 };
 
-/** `address` / `sender_address` / `recipient_address` on /tx/mempool: the schema pattern, then a real principal. */
+/** `address` / `sender_address` / `recipient_address` on /tx/mempool: a real principal of the database's network. */
 function mempoolAddress(name: string, description: string) {
-  return z
-    .string()
-    .regex(new RegExp(REF_ADDRESS_PATTERN))
-    // the reference's wording, plus the parameter's name (its message names only the value)
-    .refine((s) => LoosePrincipal.safeParse(s).success, {
-      error: (iss) => `Error: Invalid query parameter querystring/${name}: "${String(iss.input)}" is not a valid STX address or principal`,
-    })
+  return networkChecked(
+    z.string().superRefine((s, ctx) => {
+      const problem = principalProblem(s);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem, input: s });
+    }),
+  )
     .optional()
     .describe(description);
 }
-const LoosePrincipal = LoosePrincipalParam('');
 
 const STATS_TYPES = ['token_transfer', 'smart_contract', 'contract_call', 'poison_microblock'] as const;
 

@@ -33,7 +33,7 @@ import { raw } from '../../endpoint.js';
 import { json, httpError } from '../../../http/response.js';
 import { component } from '../../schemas/common.js';
 import { NetworkIdentifier } from '../../schemas/rosetta.js';
-import { RosettaErrors, checkNetwork, fail, rosettaGuard, rosettaInvalid, type RosettaNetwork, rosettaEndpoint } from '../../rosetta.js';
+import { RosettaErrors, checkNetwork, nodeUnavailableReply, fail, rosettaGuard, rosettaInvalid, type RosettaNetwork, rosettaEndpoint } from '../../rosetta.js';
 import { decodeTx } from '../../../chain/tx.js';
 import { codec } from '../../../chain/native.js';
 import { btcAddressPoxTuple } from '../../../chain/pox.js';
@@ -257,7 +257,7 @@ async function guardNode(fn: () => Promise<unknown>): Promise<unknown> {
   try {
     return await rosettaGuard(fn);
   } catch (err) {
-    if (err instanceof NodeUnavailable) return raw(httpError(503, `no Stacks node: ${err.message}`));
+    if (err instanceof NodeUnavailable) return nodeUnavailableReply(err.message);
     throw err;
   }
 }

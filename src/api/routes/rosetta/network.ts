@@ -4,7 +4,7 @@ import { httpError } from '../../../http/response.js';
 import * as store from '../../../store/rosetta.js';
 import { nodeCall, NoNodeError } from '../../../proxy/rpc.js';
 import { NetworkListRequest, NetworkRequest, NetworkListResponse, NetworkOptionsResponse, NetworkStatusResponse } from '../../schemas/rosetta.js';
-import { OPERATION_STATUSES, OPERATION_TYPES, ROSETTA_VERSION, RosettaErrors, checkNetwork, fail, rosettaGuard, rosettaInvalid, serviceNetwork, rosettaEndpoint } from '../../rosetta.js';
+import { OPERATION_STATUSES, OPERATION_TYPES, ROSETTA_VERSION, RosettaErrors, checkNetwork, nodeUnavailableReply, fail, rosettaGuard, rosettaInvalid, serviceNetwork, rosettaEndpoint } from '../../rosetta.js';
 import { rosettaBlockJson } from './shared.js';
 
 
@@ -74,7 +74,7 @@ export const rosettaNetworkEndpoints = [
           neighbors = (await nodeCall(ctx.nodes?.(), 'GET', '/v2/neighbors')).body;
           info = (await nodeCall(ctx.nodes?.(), 'GET', '/v2/info')).body;
         } catch (err) {
-          if (err instanceof NoNodeError) return raw(httpError(503, `no Stacks node: ${err.message}`));
+          if (err instanceof NoNodeError) return nodeUnavailableReply(err.message);
           throw err;
         }
         const n = (neighbors ?? {}) as { inbound?: Neighbor[]; outbound?: Neighbor[] };
