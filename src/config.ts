@@ -57,6 +57,9 @@ export interface Config {
   pushRooms: 'subscribed' | 'all';
   /** How long a room keeps getting messages after its last subscriber left, so a client can resume by cursor. */
   pushResumeWindowMs: number;
+  /** Port of the Prometheus endpoint (GET /metrics); unset: no metrics. */
+  metricsPort: number | undefined;
+  metricsHost: string;
 }
 
 export class ConfigError extends Error {
@@ -226,6 +229,8 @@ const envSchema = z.object({
   PUSH_MAX_BUFFER: envVar(byteSize, 8 * MB),
   PUSH_ROOMS: envVar(oneOf(['subscribed', 'all'] as const), 'subscribed'),
   PUSH_RESUME_WINDOW_S: envVar(integer(0, 7 * 24 * 3600), 900),
+  METRICS_PORT: envVar(port),
+  METRICS_HOST: envVar(hostname, '127.0.0.1'),
 });
 
 /** Names of the environment variables this service reads. */
@@ -269,5 +274,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     pushMaxBuffer: e.PUSH_MAX_BUFFER,
     pushRooms: e.PUSH_ROOMS,
     pushResumeWindowMs: e.PUSH_RESUME_WINDOW_S * 1000,
+    metricsPort: e.METRICS_PORT,
+    metricsHost: e.METRICS_HOST,
   };
 }

@@ -20,6 +20,8 @@ import { completeBnsBackfill } from './store/bns-write.js';
 import { installNodeProxy, type NodeProxy } from './proxy/index.js';
 import { StartupError, databaseStartupError, portStartupError } from './startup-error.js';
 import { settleNetwork } from './chain/network.js';
+import { enableMetrics } from './metrics.js';
+import { startMetricsServer, type MetricsServer } from './metrics-server.js';
 
 export interface Service {
   db: Database;
@@ -32,6 +34,8 @@ export interface Service {
   nodeProxy?: NodeProxy;
   /** Real-time push: Socket.IO + JSON-RPC server (api modes) and publisher (ingest modes). */
   push?: Push;
+  /** The Prometheus endpoint's port (METRICS_PORT set). */
+  metricsPort?: number;
   close(): Promise<void>;
 }
 
@@ -79,6 +83,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
   let access: Access | undefined;
   let nodeProxy: NodeProxy | undefined;
   let push: Push | undefined;
+  let metrics: MetricsServer | undefined;
   try {
     let applied: string[];
     try {
@@ -146,6 +151,21 @@ export async function startService(config: Config, log: Logger): Promise<Service
       push = await startPush(config, { sql: db.sql, log, pipeline, snapshots: db.kind !== 'pglite' });
       await startObserver();
     }
+    if (config.metricsPort !== undefined) {
+      enableMetrics({
+        projector: () => pipeline && { appliedId: pipeline.projector.appliedId, newestId: pipeline.projector.newestId },
+        push: () => {
+          const server = push?.server;
+          return server && { ...server.metrics(), rooms: server.roomCount() };
+        },
+        replica: config.databaseReadUrl ? db.read : undefined,
+      });
+      const port = config.metricsPort;
+      metrics = await startMetricsServer(config.metricsHost, port, log).catch((err: unknown) => {
+        throw portStartupError('METRICS_PORT', 'METRICS_HOST', config.metricsHost, port, err);
+      });
+      log.info({ host: config.metricsHost, port: metrics.port }, 'metrics listening (GET /metrics)');
+    }
     return {
       db,
       pipeline,
@@ -154,6 +174,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
       access: access?.access,
       nodeProxy,
       push,
+      metricsPort: metrics?.port,
       async close() {
         // In order: stop accepting (new node messages are answered 503 and re-sent by the node later), answer the
         // requests already received, let the projector apply what was acknowledged (for a while: the rest stays in the
@@ -167,10 +188,12 @@ export async function startService(config: Config, log: Logger): Promise<Service
         api?.app.close?.();
         nodeProxy?.close();
         await access?.close();
+        await metrics?.close();
         await db.close();
       },
     };
   } catch (err) {
+    await metrics?.close();
     await push?.close();
     observer?.close();
     api?.listening.close();

@@ -42,6 +42,8 @@ describe('loadConfig', () => {
       pushMaxBuffer: 8 * MB,
       pushRooms: 'subscribed',
       pushResumeWindowMs: 900_000,
+      metricsPort: undefined,
+      metricsHost: '127.0.0.1',
     });
   });
 
@@ -77,6 +79,8 @@ describe('loadConfig', () => {
       PUSH_MAX_BUFFER: '256kb',
       PUSH_ROOMS: 'all',
       PUSH_RESUME_WINDOW_S: '60',
+      METRICS_PORT: '9464',
+      METRICS_HOST: '0.0.0.0',
       STACKS_FIXTURES_DIR: '/not/config',
     });
     expect(c).toEqual({
@@ -106,6 +110,8 @@ describe('loadConfig', () => {
       pushMaxBuffer: 256 * 1024,
       pushRooms: 'all',
       pushResumeWindowMs: 60_000,
+      metricsPort: 9464,
+      metricsHost: '0.0.0.0',
     });
     expect(c).not.toHaveProperty('stacksFixturesDir');
   });

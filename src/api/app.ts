@@ -11,6 +11,7 @@ import { registerDocsPage } from './routes/docs.js';
 import { registerDashboardRoutes } from './routes/dashboard.js';
 import { ApiCache } from './cache.js';
 import type { AccessControl } from '../auth/access.js';
+import { countHttpRequest, metricsEnabled } from '../metrics.js';
 
 export interface ApiApp {
   app: TemplatedApp;
@@ -43,6 +44,10 @@ export function createApiApp(
   registerDocsPage(router);
   registerDashboardRoutes(router);
   router.onRequest(rejectNulParameters);
+  // Prometheus (src/metrics.ts): each answer counted by route template, never the raw path; nothing when metrics are off
+  router.onResponse((req, out) => {
+    if (metricsEnabled()) countHttpRequest(req.route ?? 'unmatched', req.method, out.status, (performance.now() - (req.receivedAt ?? performance.now())) / 1000);
+  });
   opts.access?.install(router); // keys and rate limits: before the cache, so cached answers are counted too
   // Keep this the last onRequest hook (after auth / rate limits): a 304 or a hot hit short-circuits the rest.
   const cache = new ApiCache(ctx.sql);
