@@ -77,6 +77,9 @@ export interface Config {
    * undefined: the default, one per core but one, 1 to 4 (src/observer/decode-pool.ts).
    */
   decodeThreads: number | undefined;
+  /** Port of the Prometheus endpoint (GET /metrics); unset: no metrics. */
+  metricsPort: number | undefined;
+  metricsHost: string;
 }
 
 export class ConfigError extends Error {
@@ -266,6 +269,8 @@ const envSchema = z.object({
   HOOKS_RETRY_MAX_MS: envVar(positiveMs, 600_000),
   HOOKS_CONCURRENCY: envVar(integer(1, 10_000), 32),
   DECODE_THREADS: envVar(integer(0, 64)),
+  METRICS_PORT: envVar(port),
+  METRICS_HOST: envVar(hostname, '127.0.0.1'),
 });
 
 /** Names of the environment variables this service reads. */
@@ -320,5 +325,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     hooksRetryMaxMs: e.HOOKS_RETRY_MAX_MS,
     hooksConcurrency: e.HOOKS_CONCURRENCY,
     decodeThreads: e.DECODE_THREADS,
+    metricsPort: e.METRICS_PORT,
+    metricsHost: e.METRICS_HOST,
   };
 }

@@ -25,6 +25,8 @@ import { Readiness } from './api/readiness.js';
 import { startHooks } from './hooks/index.js';
 import type { HookRunner } from './hooks/runner.js';
 import { createDecoder, defaultDecodeThreads } from './observer/decode-pool.js';
+import { enableMetrics } from './metrics.js';
+import { startMetricsServer, type MetricsServer } from './metrics-server.js';
 
 export interface Service {
   db: Database;
@@ -39,6 +41,8 @@ export interface Service {
   push?: Push;
   /** Hook evaluation and delivery (ingest modes). */
   hooks?: HookRunner;
+  /** The Prometheus endpoint's port (METRICS_PORT set). */
+  metricsPort?: number;
   close(): Promise<void>;
 }
 
@@ -90,6 +94,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
   let hookRunner: HookRunner | undefined;
   let pipeline: ObserverPipeline | undefined;
   let decoder: ReturnType<typeof createDecoder> | undefined;
+  let metrics: MetricsServer | undefined;
   try {
     let applied: string[];
     try {
@@ -185,6 +190,21 @@ export async function startService(config: Config, log: Logger): Promise<Service
       push = await startPush(config, { sql: db.sql, log, pipeline, snapshots: db.kind !== 'pglite' });
       await startObserver();
     }
+    if (config.metricsPort !== undefined) {
+      enableMetrics({
+        projector: () => pipeline && { appliedId: pipeline.projector.appliedId, newestId: pipeline.projector.newestId },
+        push: () => {
+          const server = push?.server;
+          return server && { ...server.metrics(), rooms: server.roomCount() };
+        },
+        replica: config.databaseReadUrl ? db.read : undefined,
+      });
+      const port = config.metricsPort;
+      metrics = await startMetricsServer(config.metricsHost, port, log).catch((err: unknown) => {
+        throw portStartupError('METRICS_PORT', 'METRICS_HOST', config.metricsHost, port, err);
+      });
+      log.info({ host: config.metricsHost, port: metrics.port }, 'metrics listening (GET /metrics)');
+    }
     return {
       db,
       pipeline,
@@ -194,6 +214,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
       nodeProxy,
       push,
       hooks: hookRunner,
+      metricsPort: metrics?.port,
       async close() {
         // In order: stop accepting (new node messages are answered 503 and re-sent by the node later), answer the
         // requests already received, let the projector apply what was acknowledged (for a while: the rest stays in the
@@ -210,6 +231,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
         api?.app.close?.();
         nodeProxy?.close();
         await access?.close();
+        await metrics?.close();
         await db.close();
       },
     };
@@ -218,6 +240,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     // the projector first: it must not be writing when the database closes (no CONNECTION_ENDED before the message)
     await pipeline?.close(5000).catch(() => undefined);
     await decoder?.close();
+    await metrics?.close();
     await push?.close();
     await replica?.close();
     observer?.close();

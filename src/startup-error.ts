@@ -58,7 +58,7 @@ export function dataDirStartupError(err: unknown, dataDir: string): unknown {
 }
 
 /** A port that could not be bound as a StartupError naming the setting. */
-export function portStartupError(variable: 'API_PORT' | 'OBSERVER_PORT', hostVariable: string, host: string, port: number, err: unknown): StartupError {
+export function portStartupError(variable: 'API_PORT' | 'OBSERVER_PORT' | 'METRICS_PORT', hostVariable: string, host: string, port: number, err: unknown): StartupError {
   return new StartupError(
     `${variable}=${port} is in use (or ${hostVariable}=${host} is not an address of this machine): set ${variable} to a free port`,
     { cause: err },

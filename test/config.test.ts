@@ -51,6 +51,8 @@ describe('loadConfig', () => {
       hooksRetryMinMs: 1000,
       hooksRetryMaxMs: 600_000,
       hooksConcurrency: 32,
+      metricsPort: undefined,
+      metricsHost: '127.0.0.1',
     });
   });
 
@@ -96,6 +98,8 @@ describe('loadConfig', () => {
       HOOKS_RETRY_MAX_MS: '5000',
       HOOKS_CONCURRENCY: '4',
       DECODE_THREADS: '3',
+      METRICS_PORT: '9464',
+      METRICS_HOST: '0.0.0.0',
       STACKS_FIXTURES_DIR: '/not/config',
     });
     expect(c).toEqual({
@@ -135,6 +139,8 @@ describe('loadConfig', () => {
       hooksRetryMaxMs: 5000,
       hooksConcurrency: 4,
       decodeThreads: 3,
+      metricsPort: 9464,
+      metricsHost: '0.0.0.0',
     });
     expect(c).not.toHaveProperty('stacksFixturesDir');
   });

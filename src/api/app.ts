@@ -12,6 +12,7 @@ import { registerDashboardRoutes } from './routes/dashboard.js';
 import { ApiCache } from './cache.js';
 import type { AccessControl } from '../auth/access.js';
 import type { Readiness } from './readiness.js';
+import { countHttpRequest, metricsEnabled } from '../metrics.js';
 
 export interface ApiApp {
   app: TemplatedApp;
@@ -47,6 +48,10 @@ export function createApiApp(
   registerDashboardRoutes(router);
   router.onRequest(rejectNulParameters);
   opts.readiness?.installReplicaGuard(router); // before the rate limits and the cache: a 503 costs the client nothing
+  // Prometheus (src/metrics.ts): each answer counted by route template, never the raw path; nothing when metrics are off
+  router.onResponse((req, out) => {
+    if (metricsEnabled()) countHttpRequest(req.route ?? 'unmatched', req.method, out.status, (performance.now() - (req.receivedAt ?? performance.now())) / 1000);
+  });
   opts.access?.install(router); // keys and rate limits: before the cache, so cached answers are counted too
   // Keep this the last onRequest hook (after auth / rate limits): a 304 or a hot hit short-circuits the rest.
   const cache = new ApiCache(ctx.sql);

@@ -7,6 +7,7 @@ import type { Router } from '../http/router.js';
 import { errorBody, httpError, type ErrorBody, type HttpResponse } from '../http/response.js';
 import type { KeyStore } from './keys.js';
 import type { RateLimiter } from './rate-limit.js';
+import { countRateLimitRejection } from '../metrics.js';
 
 export type AccessHeaders = Record<string, string>;
 
@@ -162,6 +163,7 @@ export class AccessControl {
       'ratelimit-reset': String(resetS),
     };
     if (r.allowed) return { allowed: true, headers, keyName };
+    countRateLimitRejection();
     const retry = Math.max(1, resetS);
     headers['retry-after'] = String(retry);
     headers['ratelimit-policy'] = `${r.limit};w=60`; // the policy behind the refusal: limit per 60-second window

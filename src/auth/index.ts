@@ -7,6 +7,7 @@ import { AccessControl } from './access.js';
 import { KeyStore } from './keys.js';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './rate-limit.js';
 import { redisOutageLog } from '../redis-outage.js';
+import { forgetRedisClient, watchRedisClient } from '../metrics.js';
 
 export { AccessControl, isStaticAsset, networkList, clientIp, decisionResponse, type AccessDecision, type AccessHeaders } from './access.js';
 export { KeyStore, createKey, listKeys, revokeKey, hashKey, generateKey, KeyError } from './keys.js';
@@ -23,6 +24,7 @@ export interface Access {
  */
 export async function createAccessControl(config: Config, sql: Sql, log: Logger): Promise<Access> {
   let limiter: RateLimiter;
+  let watched: Redis | undefined;
   if (config.redisUrl) {
     const redis = new Redis(config.redisUrl, {
       // Fail fast (the limiter then counts in-process) rather than queueing requests behind a dead Redis.
@@ -31,6 +33,7 @@ export async function createAccessControl(config: Config, sql: Sql, log: Logger)
       connectionName: 'stacks-pulse-ratelimit',
     });
     redisOutageLog(log).watch(redis); // one line per outage for the whole process
+    watchRedisClient('rate-limit', (watched = redis)); // its state in the metrics (stacks_pulse_redis_up)
     // Wait (briefly) for the connection so the first requests already share the budget.
     const ready = await new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => resolve(false), 3000);
@@ -53,5 +56,11 @@ export async function createAccessControl(config: Config, sql: Sql, log: Logger)
     log,
     exempt: config.rateLimitExempt,
   });
-  return { access, close: () => limiter.close() };
+  return {
+    access,
+    close: () => {
+      if (watched) forgetRedisClient(watched);
+      return limiter.close();
+    },
+  };
 }

@@ -21,6 +21,7 @@ import type { Sql } from '../store/connect.js';
 import { applyMessage, FastPathMissed, sendsWithoutWaiting, type IngestResult, type SentTip, type LoggedUpdate } from '../store/ingest.js';
 import { flushDerived, lockProjector, logBodies, markApplied, pendingMessages, recordProjectorFailure, logPosition, type ProjectorRow } from '../store/event-log.js';
 import { isPushable, type ChainUpdate } from '../chain/types.js';
+import { countProjection, countProjectorFailure, metricsEnabled } from '../metrics.js';
 
 export interface CommittedMessage {
   path: string;
@@ -315,6 +316,7 @@ export class Projector {
       }
       const now = performance.now();
       for (const m of batch) if (m.ackedAt !== undefined) this.lags[this.lagCount++ % LAG_SAMPLES] = now - m.ackedAt;
+      if (metricsEnabled()) countProjection(batch.length, batch.flatMap((m) => (m.ackedAt === undefined ? [] : [now - m.ackedAt])));
       this.messagesApplied += batch.length;
       this.batches++;
       this.refreshStatistics();
@@ -433,6 +435,7 @@ export class Projector {
   }
 
   private async failed(id: number, err: unknown, pause: number): Promise<void> {
+    countProjectorFailure();
     const reason = (err as Error)?.message ?? String(err);
     const first = this.failure?.id !== id || this.failure.reason !== reason;
     this.failure = { id, reason, at: new Date() };

@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import { uWS, type TemplatedApp } from '../http/uws.js';
 import { Router, listen, type Listening } from '../http/router.js';
 import { json } from '../http/response.js';
+import { mapUnavailable } from '../http/errors.js';
+import { countObserverAck } from '../metrics.js';
 import type { ObserverPipeline } from './pipeline.js';
 import type { Sql } from '../store/connect.js';
 import { projectorRow } from '../store/event-log.js';
@@ -30,7 +32,11 @@ export async function startObserverServer(opts: {
   log: Logger;
 }): Promise<ObserverServer> {
   const app = uWS.App();
-  const router = new Router(app, { ignoreTrailingSlash: true, bodyLimit: opts.bodyLimit, cors: false, logger: opts.log });
+  const router = new Router(app, { ignoreTrailingSlash: true, bodyLimit: opts.bodyLimit, cors: false, logger: opts.log, mapError: mapUnavailable });
+  // Prometheus (src/metrics.ts): every answer to a node message, whatever produced it (200, 400, 503 …)
+  router.onResponse((req, out) => {
+    if (req.method === 'POST') countObserverAck(out.status);
+  });
   router.get('/', () =>
     json(200, { status: 'ready', msg: 'API event server listening for core-node POST messages' }),
   );

@@ -18,6 +18,7 @@ import { PushServer } from './server.js';
 import { InterestRecorder, InterestView } from './interest.js';
 import { redisOutageLog } from '../redis-outage.js';
 import type { ReplicaMonitor } from '../store/replica.js';
+import { forgetRedisClient, watchRedisClient } from '../metrics.js';
 
 export { PushServer, type PushMetrics } from './server.js';
 export { PushPublisher } from './publisher.js';
@@ -58,6 +59,7 @@ export async function startPush(
     const c = new Redis(config.redisUrl!, { lazyConnect: false, maxRetriesPerRequest: null, enableOfflineQueue: offline });
     redisOutageLog(deps.log).watch(c); // one line per outage, not one per reconnection attempt
     clients.push(c);
+    watchRedisClient('push', c); // its state in the metrics (stacks_pulse_redis_up)
     return c;
   };
   // Which rooms anyone follows (interest.ts): the publisher's view, and this process's clients' rooms.
@@ -133,6 +135,7 @@ export async function startPush(
       await publisher?.idle();
       await server?.close();
       for (const c of closers) await c();
+      for (const c of clients) forgetRedisClient(c);
       await Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())));
     },
   };

@@ -270,6 +270,11 @@ export class JsonRpcServer {
     return this.all.size;
   }
 
+  /** Rooms at least one connection follows. */
+  roomNames(): Iterable<string> {
+    return [...this.byRoom].filter(([, subs]) => subs.size > 0).map(([room]) => room);
+  }
+
   /** Sends each message to the connections subscribed to its room. */
   deliver(msgs: PublishedMessage[]): void {
     for (const m of msgs) {

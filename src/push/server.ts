@@ -25,6 +25,7 @@ import type { InterestRecorder } from './interest.js';
 import { redisNames, type PushSink } from './publisher.js';
 import { ReplicaGate } from './replica-gate.js';
 import type { ReplicaMonitor } from '../store/replica.js';
+import { countPushMessages, countSlowClientDisconnect } from '../metrics.js';
 
 export interface PushServerOptions {
   sql: Sql;
@@ -146,7 +147,10 @@ export class PushServer implements PushSink {
       sql: this.logSql,
       log: opts.log,
       maxBufferedBytes: this.maxBuffered,
-      onSlowConsumer: () => this.counts.slow++,
+      onSlowConsumer: () => {
+        this.counts.slow++;
+        countSlowClientDisconnect();
+      },
       access: opts.access,
       onRefused: () => this.counts.refused++,
       onRoomCreated: rec ? (room) => rec.add(room) : undefined,
@@ -222,6 +226,14 @@ export class PushServer implements PushSink {
         }
       });
     }
+  }
+
+  /** Rooms at least one client of this process follows (Socket.IO and JSON-RPC; a room counted once). */
+  roomCount(): number {
+    const rooms = new Set<string>();
+    for (const room of this.io.of('/').adapter.rooms.keys()) if (isValidRoom(room)) rooms.add(room);
+    for (const room of this.rpc.roomNames()) rooms.add(room);
+    return rooms.size;
   }
 
   metrics(): PushMetrics {
@@ -327,6 +339,7 @@ export class PushServer implements PushSink {
     const last = msgs.at(-1);
     if (last && BigInt(last.seq) > this.seen) this.seen = BigInt(last.seq);
     this.counts.delivered += msgs.length;
+    countPushMessages(msgs.length);
     this.rpc.deliver(msgs);
   }
 
@@ -363,6 +376,7 @@ export class PushServer implements PushSink {
         over.add(socket.id);
       } else {
         this.counts.slow++;
+        countSlowClientDisconnect();
         this.opts.log.warn({ id: socket.id, buffered }, 'slow consumer disconnected');
         socket.emit('slow-consumer', SLOW_CONSUMER_REASON);
         socket.disconnect(true);

@@ -41,6 +41,20 @@ export function isDriverConnectionLoss(err: unknown): boolean {
   return err.name === 'PostgresError' && SERVER_LOSS_CODE.test(code);
 }
 
+/**
+ * A socket error with nobody listening: postgres.js removes every listener of a connection's socket when it closes
+ * (connection.js `closed`), and a reset arriving after that is emitted on a socket without an 'error' listener, which
+ * Node throws as an uncaught exception. Recognised by its shape: a read/write system error of a lost TCP peer whose
+ * stack holds only Node's own stream frames (no frame of this program or a library: nothing of ours threw it).
+ */
+export function isOrphanSocketReset(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const e = err as { code?: unknown; syscall?: unknown };
+  if (!['ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(String(e.code)) || !['read', 'write'].includes(String(e.syscall))) return false;
+  const frames = (err.stack ?? '').split('\n').filter((l) => l.trimStart().startsWith('at '));
+  return frames.length > 0 && frames.every((l) => /\(node:|\bat (?:TCP|Socket|WriteWrap|afterWriteDispatched)\b/.test(l) && !/[\\/](?:src|dist|node_modules)[\\/]/.test(l));
+}
+
 type Renewer = (reason: string) => void;
 const renewers = new Set<Renewer>();
 let lastRenewal = 0;
@@ -78,6 +92,10 @@ export function recoverFromDriverFault(err: unknown, origin: string, log: Logger
   if (isDriverSocketFault(err)) {
     log.error({ err }, 'PostgreSQL connection lost mid-write (postgres.js): connection pools renewed, work resumes');
     renewPools('driver wrote to a closed connection');
+    return true;
+  }
+  if (isOrphanSocketReset(err)) {
+    log.warn({ err }, 'connection reset with nobody listening (a socket or query postgres.js had given up on): ignored');
     return true;
   }
   if (origin === 'unhandledRejection' && isDriverConnectionLoss(err)) {
