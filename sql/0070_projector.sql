@@ -1,4 +1,4 @@
--- Ingestion in two steps (issue 14): the observer's 200 means "durably appended to event_log"; a projector applies
+-- Ingestion in two steps: the observer's 200 means "durably appended to event_log"; a projector applies
 -- the log to every derived table in id order, exactly once (src/observer/projector.ts).
 --
 -- projector_state.applied_id is the id of the last message applied; it is updated in the same transaction as the rows

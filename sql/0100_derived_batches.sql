@@ -1,4 +1,4 @@
--- The derived tables of a projector batch are computed once per batch, not once per block (issue 14, bulk speed).
+-- The derived tables of a projector batch are computed once per batch, not once per block.
 --
 -- Each applier of the derived-table hook (sql/0016_derived_hook.sql) is a set-wise function of (blocks, sign): called
 -- with one block it pays its statements' fixed cost for ten transactions; called with a few hundred it costs about a
