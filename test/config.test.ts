@@ -53,6 +53,8 @@ describe('loadConfig', () => {
       hooksConcurrency: 32,
       metricsPort: undefined,
       metricsHost: '127.0.0.1',
+      decodeThreads: undefined,
+      logFormat: 'auto',
     });
   });
 
@@ -139,6 +141,7 @@ describe('loadConfig', () => {
       hooksRetryMaxMs: 5000,
       hooksConcurrency: 4,
       decodeThreads: 3,
+      logFormat: 'auto',
       metricsPort: 9464,
       metricsHost: '0.0.0.0',
     });

@@ -167,7 +167,7 @@ async function relay(target: number) {
 }
 
 describe('database outage', () => {
-  it('observer answers 500 and the API 503 while PostgreSQL is unreachable; both recover', async () => {
+  it('observer and API answer 503 while PostgreSQL is unreachable; both recover', async () => {
     const db = await createTestDatabase();
     const pgPort = Number(new URL(db.url).port || 5432);
     const r = await relay(pgPort);
@@ -184,7 +184,7 @@ describe('database outage', () => {
       expect(await replay(observer, lines.slice(0, 2))).toEqual([200, 200]);
       await r.cut();
       const down = await fetch(observer + lines[2].path, { method: 'POST', body: lines[2].body });
-      expect(down.status).toBe(500);
+      expect(down.status).toBe(503);
       const apiDown = await fetch(api + '/extended');
       expect(apiDown.status).toBe(503);
       expect(((await apiDown.json()) as { statusCode: number }).statusCode).toBe(503);

@@ -67,6 +67,8 @@ export interface RouterOptions {
   trustProxy?: boolean | number;
   /** Turns a thrown non-HttpError into a response (e.g. database unreachable → 503); undefined → 500. */
   mapError?: (err: unknown, req: HttpRequest) => HttpResponse | undefined;
+  /** true (default): a known path asked with another method is a 405 with `Allow`; false: a 404 like any unknown route. */
+  methodNotAllowed?: boolean;
 }
 
 export interface RouteOptions {
@@ -155,6 +157,8 @@ export class Router {
     if (--this.open === 0) this.drainWaiters.splice(0).forEach((w) => w());
   }
 
+  private readonly answers405: boolean;
+
   constructor(app: TemplatedApp, options: RouterOptions = {}) {
     this.app = app;
     this.ignoreTrailingSlash = options.ignoreTrailingSlash ?? false;
@@ -163,6 +167,7 @@ export class Router {
     this.log = options.logger ?? defaultLogger;
     this.trustProxy = options.trustProxy ?? false;
     this.mapError = options.mapError;
+    this.answers405 = options.methodNotAllowed ?? true;
     app.any('/*', (res, req) => {
       try {
         this.dispatch(res, req);
@@ -404,7 +409,7 @@ export class Router {
       bodyPromise.catch(() => {});
     }
 
-    const allowed = route || !segments ? undefined : this.allowedMethods(segments);
+    const allowed = route || !segments || !this.answers405 ? undefined : this.allowedMethods(segments);
     this.run(ex, req, route, segments === undefined, bodyPromise, started, allowed?.length ? allowed : undefined).catch((err) => {
       this.log.error({ err, method, path }, 'HTTP reply failed');
     });

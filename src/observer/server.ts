@@ -32,7 +32,8 @@ export async function startObserverServer(opts: {
   log: Logger;
 }): Promise<ObserverServer> {
   const app = uWS.App();
-  const router = new Router(app, { ignoreTrailingSlash: true, bodyLimit: opts.bodyLimit, cors: false, logger: opts.log, mapError: mapUnavailable });
+  // the node-facing port answers a wrong method as the reference does (404): only the API port has 405s
+  const router = new Router(app, { ignoreTrailingSlash: true, bodyLimit: opts.bodyLimit, cors: false, logger: opts.log, mapError: mapUnavailable, methodNotAllowed: false });
   // Prometheus (src/metrics.ts): every answer to a node message, whatever produced it (200, 400, 503 …)
   router.onResponse((req, out) => {
     if (req.method === 'POST') countObserverAck(out.status);
