@@ -52,7 +52,7 @@ describe('GET /docs (headless Chromium)', () => {
       '/extended/v1/tx/mempool/stats',
       '/extended/v1/address/{principal}/{tx_id}/with_transfers',
     ]) {
-      expect(paths, `rendered ${p}`).toContain(p);
+      expect(paths, `rendered ${p}: ${JSON.stringify(paths)} ${JSON.stringify(consoleErrors)}`).toContain(p);
     }
     // the three legacy endpoints are shown as deprecated
     const deprecated = await page.$$eval('.opblock.opblock-deprecated .opblock-summary [data-path]', (els) =>

@@ -87,6 +87,9 @@ export const UNDOCUMENTED_ROUTES = [
   '/dashboard',
   '/dashboard/*',
   '/rosetta/v1/*',
+  // liveness and readiness for load balancers (docs/operations.md)
+  '/health',
+  '/ready',
   // the legacy PoX events prefixes (routes/extended/pox.ts: any sub-path, answered as the reference does)
   ...Array.from({ length: 10 }, (_, n) => `/extended/v1/pox${n}_events/*`),
 ];

@@ -33,6 +33,7 @@ export const healthEndpoints = [
     summary: 'Liveness',
     description: 'Answers 200 while the process runs; it checks nothing else. Never rate limited. Not part of the reference API.',
     tags: ['Info'],
+    hidden: true, // for load balancers (docs/operations.md); not an API a client calls
     response: HealthResponse,
     responseDescription: 'The process runs',
     cache: 'none',
@@ -49,6 +50,7 @@ export const healthEndpoints = [
       'passes, 503 with the same body otherwise; `failed` names the checks that failed. Never rate limited. Not part ' +
       'of the reference API.',
     tags: ['Info'],
+    hidden: true, // for load balancers (docs/operations.md); not an API a client calls
     response: ReadyResponse,
     responseDescription: 'Every check passed',
     errors: [503],
