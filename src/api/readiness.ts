@@ -6,7 +6,7 @@
 import { readdirSync } from 'node:fs';
 import type { Sql } from '../store/connect.js';
 import type { ReplicaMonitor } from '../store/replica.js';
-import { sqlDir } from '../store/migrate.js';
+import { appliedMigrationCount, sqlDir } from '../store/migrate.js';
 import type { Router } from '../http/router.js';
 import { httpError } from '../http/response.js';
 import { isStaticAsset } from '../auth/access.js';
@@ -51,12 +51,9 @@ export class Readiness {
     const checks: Record<string, ReadinessCheck> = {};
     const timeout = this.deps.timeoutMs ?? 2000;
     try {
-      const [r] = await withTimeout(
-        this.deps.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM schema_migrations WHERE version = ANY(${this.migrations})`,
-        timeout,
-      );
+      const applied = await withTimeout(appliedMigrationCount(this.deps.sql, this.migrations), timeout);
       checks.database = { ok: true };
-      const missing = this.migrations.length - r.n;
+      const missing = this.migrations.length - applied;
       checks.migrations = missing === 0 ? { ok: true } : { ok: false, message: `${missing} migration(s) not applied; run \`stacks-pulse migrate\`` };
     } catch (err) {
       checks.database = { ok: false, message: `database unreachable: ${err instanceof Error ? err.message : String(err)}` };

@@ -57,3 +57,9 @@ export async function migrate(
 }
 
 const SILENT = { info: () => undefined, warn: () => undefined };
+
+/** How many of these migration files the database records as applied (readiness checks). */
+export async function appliedMigrationCount(sql: Sql, versions: string[]): Promise<number> {
+  const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM schema_migrations WHERE version = ANY(${versions})`;
+  return r.n;
+}
