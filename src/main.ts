@@ -263,6 +263,7 @@ async function main(argv: string[]): Promise<void> {
         code = await runKeysCommand(db.sql, args, config.rateLimitKeyRpm, {
           out: (s) => process.stdout.write(s),
           err: (s) => process.stderr.write(s),
+          errorPrefix: (sub) => errorPrefix(`keys ${sub}`),
         });
       } finally {
         await db.close();

@@ -324,7 +324,9 @@ describe('two api processes sharing Redis, keys through the CLI', () => {
     const key = created.stdout.trim();
     expect(key).toMatch(/^sp_[A-Za-z0-9_-]{43}$/);
     expect(created.stderr).toMatch(/not shown again/);
-    expect((await cli('create', '--name', name)).code).toBe(1);
+    const duplicate = await cli('create', '--name', name);
+    expect(duplicate.code).toBe(1);
+    expect(duplicate.stderr).toMatch(/^stacks-pulse keys create: error: /);
 
     const listed = await cli('list');
     expect(listed.code).toBe(0);
@@ -339,7 +341,9 @@ describe('two api processes sharing Redis, keys through the CLI', () => {
 
     const revoked = await cli('revoke', name);
     expect(revoked.code).toBe(0);
-    expect((await cli('revoke', name)).code).toBe(1);
+    const again = await cli('revoke', name);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe(`stacks-pulse keys revoke: error: no active key named "${name}"\n`);
     const t0 = Date.now();
     let sa = 0;
     let sb = 0;

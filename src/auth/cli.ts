@@ -13,6 +13,8 @@ export const KEYS_USAGE =
 export interface CliIo {
   out: (s: string) => void;
   err: (s: string) => void;
+  /** Put before a runtime error line (the CLI's `stacks-pulse keys <sub>: error: `); usage text goes out bare. */
+  errorPrefix?: (sub: string) => string;
 }
 
 function option(args: string[], name: string): string | undefined {
@@ -26,6 +28,10 @@ const iso = (d: Date | null): string => (d ? d.toISOString().replace(/\.\d{3}Z$/
 /** Runs a keys subcommand; returns the process exit code. `defaultRpm` is RATE_LIMIT_KEY_RPM (for `list`). */
 export async function runKeysCommand(sql: Sql, args: string[], defaultRpm: number, io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
+  const fail = (message: string): number => {
+    io.err(`${io.errorPrefix?.(sub) ?? ''}${message}\n`);
+    return 1;
+  };
   try {
     switch (sub) {
       case 'create': {
@@ -64,8 +70,7 @@ export async function runKeysCommand(sql: Sql, args: string[], defaultRpm: numbe
           return 2;
         }
         if (!(await revokeKey(sql, name))) {
-          io.err(`no active key named "${name}"\n`);
-          return 1;
+          return fail(`no active key named "${name}"`);
         }
         io.err(`revoked API key "${name}"\n`);
         return 0;
@@ -76,8 +81,7 @@ export async function runKeysCommand(sql: Sql, args: string[], defaultRpm: numbe
     }
   } catch (err) {
     if (err instanceof KeyError) {
-      io.err(err.message + '\n');
-      return 1;
+      return fail(err.message);
     }
     throw err;
   }
