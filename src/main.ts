@@ -24,7 +24,7 @@ import { DEFAULT_OBSERVER_URL, ObserverRejected } from './observer-client.js';
 import { replayToUrl, replaySummary } from './replay-http.js';
 import { packageVersion, serviceUrls } from './service.js';
 import { DataDirLockedError } from './store/data-lock.js';
-import { settleNetwork } from './chain/network.js';
+import { settleNetwork } from './store/network.js';
 import { recoverFromDriverFault } from './store/faults.js';
 import { InputError, requireDir, requireFile, requireParentDir } from './input-checks.js';
 

@@ -19,7 +19,7 @@ import { createAccessControl, type Access, type AccessControl } from './auth/ind
 import { completeBnsBackfill } from './store/bns-write.js';
 import { installNodeProxy, type NodeProxy } from './proxy/index.js';
 import { StartupError, databaseStartupError, portStartupError } from './startup-error.js';
-import { settleNetwork } from './chain/network.js';
+import { settleNetwork } from './store/network.js';
 import { ReplicaMonitor } from './store/replica.js';
 import { Readiness } from './api/readiness.js';
 import { startHooks } from './hooks/index.js';
