@@ -9,8 +9,10 @@ import * as blocks from '../store/blocks.js';
 import * as addresses from '../store/addresses.js';
 import * as nonces from '../store/nonces.js';
 import { stxLockState, stxLockStateV2, type StxLockState } from '../store/stx-lock.js';
-import { mempoolTxJson, txJson, type TxDbRow } from './serialize.js';
-import { v1BlockJson, type BlockDbRow } from './serialize-blocks.js';
+import { mempoolTxJson, txJson } from './serialize.js';
+import { v1BlockJson } from './serialize-blocks.js';
+import type { TxDbRow } from '../store/txs.js';
+import type { BlockDbRow } from '../store/block-columns.js';
 import type { ClarityJson } from '../chain/clarity.js';
 
 /** The legacy block of a single lookup (REST and the `block` push message). */

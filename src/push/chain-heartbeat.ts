@@ -13,7 +13,7 @@
  * message (every block would be its own tenure).
  */
 import type { Sql } from '../store/connect.js';
-import type { BlockDbRow } from '../api/serialize-blocks.js';
+import type { BlockDbRow } from '../store/block-columns.js';
 import { burnBlockJson } from '../api/serialize-nakamoto.js';
 import { cursorPageBody } from '../api/paging.js';
 import { blockV2Json } from '../api/serialize-blocks.js';

@@ -5,8 +5,19 @@
 import type { Sql } from './connect.js';
 import { chainTip } from './chain-tip.js';
 import { BLOCK_COLUMNS } from './block-columns.js';
-import type { BlockDbRow, MicroblockMetaRow } from '../api/serialize-blocks.js';
-import type { BlockRef } from '../api/schemas/params.js';
+import type { BlockDbRow } from './block-columns.js';
+
+/** What a `HeightOrHash` names. */
+export type BlockRef = { latest: true } | { hash: string } | { height: number };
+
+/** A microblock row as the v1 metadata needs it. */
+export interface MicroblockMetaRow {
+  microblock_hash: string;
+  microblock_sequence: number;
+  parent_index_block_hash: string;
+  /** the anchor block that confirmed it ('' while unconfirmed) */
+  index_block_hash: string;
+}
 
 export async function blockByRef(sql: Sql, ref: BlockRef): Promise<BlockDbRow | undefined> {
   if ('latest' in ref) {

@@ -6,7 +6,7 @@
 import type { Sql } from './connect.js';
 import { chainTip } from './chain-tip.js';
 import { BLOCK_COLUMNS } from './block-columns.js';
-import type { BlockDbRow } from '../api/serialize-blocks.js';
+import type { BlockDbRow } from './block-columns.js';
 
 /** A burn block with the canonical Stacks blocks it carries. */
 export interface BurnBlockDbRow {

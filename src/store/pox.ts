@@ -5,7 +5,16 @@
  */
 import type { Sql } from './connect.js';
 import { BOOT_ADDRESS, cv } from '../chain/pox.js';
-import type { PoxEventPlacement } from '../api/serialize-pox.js';
+
+/** Where a PoX print event sits (its events row) and its value. */
+export interface PoxEventPlacement {
+  block_height: number | string;
+  tx_id: string;
+  tx_index: number;
+  event_index: number;
+  value_hex: string;
+  contract_id: string;
+}
 
 export type PoxVersion = 'pox2' | 'pox3' | 'pox4';
 

@@ -6,8 +6,8 @@ import type { Sql } from './connect.js';
 import { chainTip } from './chain-tip.js';
 import { v2BlockPage, type V2BlockPage } from './blocks.js';
 import { BLOCK_COLUMNS } from './block-columns.js';
-import type { BlockDbRow } from '../api/serialize-blocks.js';
-import type { BlockRef } from '../api/schemas/params.js';
+import type { BlockDbRow } from './block-columns.js';
+import type { BlockRef } from './blocks.js';
 
 
 /**

@@ -4,7 +4,42 @@
  */
 import type { Sql } from './connect.js';
 import { chainTip } from './chain-tip.js';
-import type { MempoolDbRow, TxDbRow } from '../api/serialize.js';
+import type { TxStaticJson } from '../chain/tx.js';
+import type { ExecutionCost, TxRow } from '../chain/types.js';
+
+/** A txs row (see chain/types) joined with the called contract's ABI (`abi`). */
+export type TxDbRow = Pick<
+  TxRow,
+  | 'tx_id'
+  | 'index_block_hash'
+  | 'microblock_hash'
+  | 'block_hash'
+  | 'block_height'
+  | 'block_time'
+  | 'burn_block_time'
+  | 'burn_block_height'
+  | 'parent_burn_block_time'
+  | 'parent_block_hash'
+  | 'tx_index'
+  | 'microblock_sequence'
+  | 'status'
+  | 'raw_result'
+  | 'vm_error'
+  | 'event_count'
+  | keyof ExecutionCost
+  | 'canonical'
+  | 'microblock_canonical'
+> & { api: TxStaticJson; abi?: unknown };
+
+/** A mempool_txs row as the mempool answers read it. */
+export interface MempoolDbRow {
+  tx_id: string;
+  api: TxStaticJson;
+  status: string;
+  replaced_by_tx_id: string | null;
+  receipt_time: number;
+  abi?: unknown;
+}
 
 /** SQL fragment (postgres.js unsafe text) selecting the ABI of the contract a tx `x` calls, as the reference picks it. */
 export const ABI_SUBQUERY = `(

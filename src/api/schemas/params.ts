@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { LABEL, REPEATED_ONLY, networkChecked } from '../endpoint.js';
 import { codec } from '../../chain/native.js';
+import type { BlockRef } from '../../store/blocks.js';
 
 const C32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const C32_CLASS = '0-9A-HJKMNP-TV-Z';
@@ -145,9 +146,6 @@ export const HeightOrHash = z
     { error: (iss) => (iss.code === 'invalid_union' ? HEIGHT_OR_HASH_MESSAGE : undefined) },
   )
   .describe('`latest`, a block height, or a block hash or index block hash (64 hex digits, `0x` optional)');
-
-/** What a `HeightOrHash` names. */
-export type BlockRef = { latest: true } | { hash: string } | { height: number };
 
 export function blockRef(v: 'latest' | number | string): BlockRef {
   if (v === 'latest') return { latest: true };
