@@ -8,7 +8,7 @@
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import type { Sql } from '../store/connect.js';
-import { isPrincipal, TX_ID_RE } from '../api/schemas/params.js';
+import { isPrincipal, TX_ID_RE } from '../chain/principal.js';
 import { BNS_NAME_RE, rooms } from './topics.js';
 import { messagesAfter, type PublishedMessage } from './log.js';
 import type { AccessControl } from '../auth/access.js';
