@@ -14,9 +14,9 @@
  */
 import type { Sql } from '../store/connect.js';
 import type { BlockDbRow } from '../store/block-columns.js';
-import { burnBlockJson } from '../api/serialize-nakamoto.js';
-import { cursorPageBody } from '../api/paging.js';
-import { blockV2Json } from '../api/serialize-blocks.js';
+import { burnBlockJson } from '../views/nakamoto.js';
+import { cursorPageBody } from '../views/paging.js';
+import { blockV2Json } from '../views/blocks.js';
 import { burnBlockByRef } from '../store/burn-blocks.js';
 import { tenureBlockPage } from '../store/tenures.js';
 import type { RoomFilter } from './interest.js';

@@ -41,7 +41,7 @@ export const BLOCK_COLUMNS = [
   'parent_microblock_sequence',
   'miner_txid',
   'tenure_height',
-  // a Nakamoto block's mark: with no tenure height in the payload, its tenure_height is -1 (serialize-blocks.ts)
+  // a Nakamoto block's mark: with no tenure height in the payload, its tenure_height is -1 (src/views/blocks.ts)
   'signer_bitvec',
   'tx_count',
   'execution_cost_read_count',

@@ -1,6 +1,6 @@
 /**
  * Block reads: the v2 block by height / hash / latest, the v2 page (cursor + offset), the legacy v1 block with its tx
- * ids and microblock metadata. Rows only; src/api/serialize-blocks.ts turns them into JSON.
+ * ids and microblock metadata. Rows only; src/views/blocks.ts turns them into JSON.
  */
 import type { Sql } from './connect.js';
 import { chainTip } from './chain-tip.js';

@@ -1,7 +1,7 @@
 /**
  * PoX synthetic events (sql/0008_pox.sql) placed by their events rows: the boot pox-2 / pox-3 / pox-4 print events
  * that decode, canonical (and microblock-canonical), newest first (block height, microblock sequence, tx index, event
- * index). The value is decoded at read time (src/api/serialize-pox.ts); pox_events filters by name and stacker.
+ * index). The value is decoded at read time (src/views/pox.ts); pox_events filters by name and stacker.
  */
 import type { Sql } from './connect.js';
 import { BOOT_ADDRESS, cv } from '../chain/pox.js';

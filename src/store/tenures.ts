@@ -1,6 +1,6 @@
 /**
  * Nakamoto reads: the blocks of a tenure (cursor paging), a block's signer signatures, the average block times.
- * Rows only; the routes (src/api/routes/extended/nakamoto.ts) print them with src/api/serialize-nakamoto.ts.
+ * Rows only; the routes (src/api/routes/extended/nakamoto.ts) print them with src/views/nakamoto.ts.
  */
 import type { Sql } from './connect.js';
 import { chainTip } from './chain-tip.js';

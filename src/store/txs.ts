@@ -1,6 +1,6 @@
 /**
  * Transaction and mempool reads: a tx by id (mined placements, mempool row), several at once, a tx's events, the
- * pending list with its filters and orders, the mempool statistics. Rows only; src/api/serialize.ts makes the JSON.
+ * pending list with its filters and orders, the mempool statistics. Rows only; src/views/txs.ts makes the JSON.
  */
 import type { Sql } from './connect.js';
 import { chainTip } from './chain-tip.js';
@@ -49,7 +49,7 @@ export const ABI_SUBQUERY = `(
 ) AS abi`;
 
 /**
- * The txs columns the tx serializer reads (src/api/serialize.ts TxDbRow), as postgres.js unsafe text for a tx `x`:
+ * The txs columns the tx serializer reads (src/views/txs.ts; TxDbRow above), as postgres.js unsafe text for a tx `x`:
  * never `x.*`, which would also carry the raw transaction and a deployment's ABI (kilobytes each) for nothing.
  */
 export const TX_COLUMNS = `x.tx_id, x.index_block_hash, x.microblock_hash, x.block_hash, x.block_height, x.block_time,

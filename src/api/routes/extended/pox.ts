@@ -24,7 +24,7 @@ import {
   poxEventsJson,
   poxSignerJson,
   signerStackersJson,
-} from '../../serialize-pox.js';
+} from '../../../views/pox.js';
 import type { ApiContext } from '../../context.js';
 import { codec } from '../../../chain/native.js';
 import { chainTip } from '../../../store/chain-tip.js';

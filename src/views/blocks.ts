@@ -1,7 +1,7 @@
 /**
  * Block rows → the reference API's block JSON (v2 "Nakamoto" form and v1 legacy form). Pure functions, no I/O.
  */
-import { isoTime } from './serialize.js';
+import { isoTime } from './txs.js';
 import type { BlockDbRow } from '../store/block-columns.js';
 import type { MicroblockMetaRow } from '../store/blocks.js';
 
