@@ -6,7 +6,9 @@ import { StartupError, codeOf, dataDirStartupError, redactUrl } from '../startup
 import { isUnavailable } from './faults.js';
 import { renewablePool } from './renewable-pool.js';
 
-export type Sql = postgres.Sql<Record<string, never>>;
+import type { Sql } from './sql.js';
+
+export type { Sql };
 
 export interface Database {
   /** Connection used for writes (ingest) and, without a read replica, for reads. */
