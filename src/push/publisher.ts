@@ -14,11 +14,11 @@ import { isObserverPath, normalizeObserverPath, validateObserverMessage } from '
 import type { IngestResult } from '../store/ingest.js';
 import type { Sql } from '../store/connect.js';
 import type { CommittedMessage, ObserverPipeline } from '../observer/pipeline.js';
-import { buildMessages, PayloadMemo, type PushMessage } from './messages.js';
+import { buildMessages, cursorOf, PayloadMemo, type PushMessage } from './messages.js';
 import { buildTokenMessages } from './token-rooms.js';
 import { ALL_ROOMS, type RoomFilter } from './interest.js';
 import { isPushable } from '../chain/types.js';
-import { appendMessages, cursorOf, type PublishedMessage } from './log.js';
+import { appendMessages, type PublishedMessage } from '../store/push-log.js';
 import { isUnavailable } from '../http/errors.js';
 import { primaryCommitLsn } from '../store/replica.js';
 

@@ -187,3 +187,27 @@ export async function blockByHash(sql: Sql, hash: string): Promise<BlockDbRow | 
     SELECT ${sql(BLOCK_COLUMNS)} FROM blocks WHERE block_hash = ${hash} ORDER BY canonical DESC, block_height DESC LIMIT 1`;
   return b;
 }
+
+/** Where a block sits: height, canonical, tenure, parent and burn block (the push rooms a reorg touches). */
+export interface BlockPlacementRow {
+  index_block_hash: string;
+  block_height: number;
+  canonical: boolean;
+  tenure_height: number | null;
+  parent_index_block_hash: string;
+  burn_block_hash: string;
+  burn_block_height: number;
+}
+
+/** The placement of each of the blocks `hashes` (index block hashes; unknown ones are left out). */
+export async function blockPlacements(sql: Sql, hashes: string[]): Promise<BlockPlacementRow[]> {
+  return sql<BlockPlacementRow[]>`
+    SELECT index_block_hash, block_height, canonical, tenure_height, parent_index_block_hash, burn_block_hash, burn_block_height
+    FROM blocks WHERE index_block_hash = ANY(${hashes})`;
+}
+
+/** The tenure height of each of the blocks `hashes` (index block hashes; unknown ones are left out). */
+export async function tenureHeights(sql: Sql, hashes: string[]): Promise<{ index_block_hash: string; tenure_height: number | null }[]> {
+  return sql<{ index_block_hash: string; tenure_height: number | null }[]>`
+    SELECT index_block_hash, tenure_height FROM blocks WHERE index_block_hash = ANY(${hashes})`;
+}
