@@ -76,3 +76,20 @@ export async function lastRoomArgs(sql: Sql, roomNames: string[]): Promise<{ roo
   return sql<{ room: string; args: unknown[] }[]>`
     SELECT DISTINCT ON (room) room, args FROM push_messages WHERE room = ANY(${roomNames}) ORDER BY room, seq DESC`;
 }
+
+/** The changes committed but not yet published (push_outbox, sql/0009_push_outbox.sql), with their log entry, oldest first. */
+export async function unpublishedChanges<R>(sql: Sql): Promise<{ event_id: string; result: R; path: string; body: string }[]> {
+  return sql<{ event_id: string; result: R; path: string; body: string }[]>`
+    SELECT o.event_id::text AS event_id, o.result, l.path, l.body
+    FROM push_outbox o JOIN event_log l ON l.id = o.event_id ORDER BY o.event_id`;
+}
+
+/** Forgets an unpublished change (one that can no longer be published). */
+export async function dropUnpublished(sql: Sql, eventId: string | number): Promise<void> {
+  await sql`DELETE FROM push_outbox WHERE event_id = ${eventId}`;
+}
+
+/** Takes a transaction's snapshot now (a repeatable-read snapshot is taken at its first statement). */
+export async function takeSnapshot(tx: Sql): Promise<void> {
+  await tx`SELECT 1`;
+}
