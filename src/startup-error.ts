@@ -2,8 +2,6 @@
  * A start-up failure the operator fixes by changing a setting or stopping another process: the CLI prints its
  * message as one line (no stack trace, which goes to the debug log) and exits non-zero.
  */
-import { isUnavailable } from './http/errors.js';
-
 export class StartupError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -22,27 +20,10 @@ export function redactUrl(url: string): string {
   }
 }
 
-const codeOf = (err: unknown): string | undefined => {
+export const codeOf = (err: unknown): string | undefined => {
   const c = (err as { code?: unknown } | null)?.code;
   return typeof c === 'string' ? c : undefined;
 };
-
-/** A database error at start-up as a StartupError naming DATABASE_URL; anything else unchanged. */
-export function databaseStartupError(err: unknown, databaseUrl: string | undefined): unknown {
-  if (err instanceof StartupError || !databaseUrl) return err;
-  const code = codeOf(err);
-  const setting = `DATABASE_URL=${redactUrl(databaseUrl)}`;
-  if (isUnavailable(err)) {
-    return new StartupError(`${setting} is unreachable (${code}): start PostgreSQL there or set DATABASE_URL to a reachable server`, { cause: err });
-  }
-  if (code === '28P01' || code === '28000') {
-    return new StartupError(`${setting}: authentication failed (${(err as Error).message}): fix the user or password in DATABASE_URL`, { cause: err });
-  }
-  if (code === '3D000') {
-    return new StartupError(`${setting}: ${(err as Error).message}: create the database or set DATABASE_URL to an existing one`, { cause: err });
-  }
-  return err;
-}
 
 /** A file-system error on DATA_DIR as a StartupError naming it; anything else unchanged. */
 export function dataDirStartupError(err: unknown, dataDir: string): unknown {

@@ -18,7 +18,7 @@ import { sqlDir } from '../src/store/migrate.js';
 import { cv, decodePoxPrintEvent } from '../src/chain/pox.js';
 import { codec } from '../src/chain/native.js';
 import { isValidBitcoinAddress, poxAddressToBtc, stacksToBtcAddress } from '../src/chain/btc-address.js';
-import { stackedPercent } from '../src/api/serialize-pox.js';
+import { stackedPercent } from '../src/views/pox.js';
 import type { Sql } from '../src/store/connect.js';
 
 const log = createLogger('silent');

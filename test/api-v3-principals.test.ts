@@ -11,7 +11,7 @@ import { startTestService, replay, type TestService } from './helpers/service.js
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
 import { fetchAnswerChecker, type AnswerCheck } from './helpers/openapi-validate.js';
 import { decodeTx } from '../src/chain/tx.js';
-import { principalTxJson } from '../src/api/serialize-v3.js';
+import { principalTxJson } from '../src/views/v3.js';
 import type { PrincipalTxV3Row } from '../src/store/principals-v3.js';
 
 type Json = any;

@@ -10,6 +10,7 @@ import { startTestService, replay, type TestService } from './helpers/service.js
 import { readFixture } from './helpers/fixtures.js';
 import { HOSTILE_FAMILIES, hostileValue, int, pick, seededRandom, type Rng } from './helpers/fuzz.js';
 import { buildOpenApiDocument } from '../src/api/openapi.js';
+import { allEndpoints, TAGS } from '../src/api/endpoints.js';
 
 const PER_OPERATION = 150;
 const CONCURRENCY = 16;
@@ -32,7 +33,7 @@ beforeAll(async () => {
   svc = await startTestService();
   const statuses = await replay(svc.observer, readFixture('mocknet'));
   expect(statuses.every((s) => s === 200)).toBe(true);
-  const doc = buildOpenApiDocument({ version: 'fuzz' }) as unknown as {
+  const doc = buildOpenApiDocument({ version: 'fuzz', endpoints: allEndpoints(), tags: TAGS }) as unknown as {
     paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: Json }> }; responses: Record<string, unknown> }>>;
     components: { schemas: Record<string, Json> };
   };

@@ -10,6 +10,7 @@ import { startTestService, replay, type TestService } from './helpers/service.js
 import { readFixture } from './helpers/fixtures.js';
 import { HOSTILE_FAMILIES, encodeValue, hostileValue, int, pick, seededRandom, type Rng } from './helpers/fuzz.js';
 import { buildOpenApiDocument } from '../src/api/openapi.js';
+import { allEndpoints, TAGS } from '../src/api/endpoints.js';
 
 const REQUESTS = 10_000;
 const CONCURRENCY = 48;
@@ -59,7 +60,7 @@ beforeAll(async () => {
   expect(valid.txIds.length).toBeGreaterThan(5);
   expect(valid.principals.length).toBeGreaterThan(1);
 
-  const doc = buildOpenApiDocument({ version: 'fuzz' }) as unknown as {
+  const doc = buildOpenApiDocument({ version: 'fuzz', endpoints: allEndpoints(), tags: TAGS }) as unknown as {
     paths: Record<string, Record<string, { parameters?: Param[]; responses?: Record<string, unknown>; 'x-served-by'?: string }>>;
   };
   ops = [];

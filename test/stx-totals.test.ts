@@ -9,7 +9,7 @@ import { applied, testPipeline } from './helpers/pipeline.js';
 import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
 import { createLogger } from '../src/logger.js';
-import { stxBalance } from '../src/api/views.js';
+import { stxBalance } from '../src/answers/index.js';
 import { migrate } from '../src/store/migrate.js';
 import { ChainGenerator } from '../load/generate.js';
 import type { Sql } from '../src/store/connect.js';

@@ -15,7 +15,7 @@ import { z } from 'zod';
 import type { Router, HttpRequest } from '../http/router.js';
 import { HttpError, json, type HttpResponse } from '../http/response.js';
 import type { ApiContext } from './context.js';
-import { recordedNetwork } from '../chain/network.js';
+import { recordedNetwork } from '../store/network.js';
 import { principalKnown } from '../store/principal-known.js';
 
 export type Method = 'GET' | 'POST' | 'DELETE' | 'ANY';

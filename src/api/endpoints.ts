@@ -28,6 +28,9 @@ import { bnsEndpoints } from './routes/bns/index.js';
 import { rosettaEndpoints } from './routes/rosetta/index.js';
 import { healthEndpoints } from './routes/health.js';
 
+/** The document describes every endpoint of this list, its own two included. */
+const documentEndpoints = openApiEndpoints(() => ({ endpoints: allEndpoints(), tags: TAGS }));
+
 export function allEndpoints(): readonly Endpoint[] {
   return [
     ...statusEndpoints,
@@ -53,7 +56,7 @@ export function allEndpoints(): readonly Endpoint[] {
     ...bnsEndpoints,
     ...rosettaEndpoints,
     ...hookEndpoints,
-    ...openApiEndpoints,
+    ...documentEndpoints,
     ...healthEndpoints,
   ];
 }

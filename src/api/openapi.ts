@@ -5,7 +5,6 @@
 import { z } from 'zod';
 import { stringify as toYaml } from 'yaml';
 import { components, ErrorResponse } from './schemas/common.js';
-import { allEndpoints, TAGS } from './endpoints.js';
 import type { Endpoint, ErrorStatus } from './endpoint.js';
 
 type Json = Record<string, unknown>;
@@ -138,10 +137,22 @@ function componentSchemas(): Record<string, Json> {
   return out;
 }
 
-/** Builds the document (pure; a few milliseconds). */
-export function buildOpenApiDocument(opts: { version: string }): OpenApiDocument {
+/** A tag of the document: the groups endpoints name in `tags`, in the order the document lists them. */
+export interface OpenApiTag {
+  name: string;
+  description: string;
+}
+
+/** What the document describes: the declared endpoints (src/api/endpoints.ts) and their tags. */
+export interface OpenApiSource {
+  endpoints: readonly Endpoint[];
+  tags: readonly OpenApiTag[];
+}
+
+/** Builds the document of `source` (pure; a few milliseconds). */
+export function buildOpenApiDocument(opts: { version: string } & OpenApiSource): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
-  for (const op of allEndpoints()) {
+  for (const op of opts.endpoints) {
     if (op.hidden) continue;
     const p = openApiPath(op.path);
     const entry: Json = {
@@ -169,7 +180,7 @@ export function buildOpenApiDocument(opts: { version: string }): OpenApiDocument
         'API. Errors are always JSON `{statusCode, error, message}`. Amounts are decimal strings; hashes are 0x-prefixed ' +
         'lower-case hex.',
     },
-    tags: TAGS.map((t) => ({ ...t })),
+    tags: opts.tags.map((t) => ({ ...t })),
     paths,
     // the key is optional: anonymous calls are served under the anonymous rate limit
     security: [{}, { apiKey: [] }],
@@ -185,7 +196,7 @@ export function buildOpenApiDocument(opts: { version: string }): OpenApiDocument
 }
 
 /** The document as served: JSON text and YAML text, built once per version. */
-export function openApiTexts(version: string): { json: string; yaml: string; doc: OpenApiDocument } {
-  const doc = buildOpenApiDocument({ version });
+export function openApiTexts(version: string, source: OpenApiSource): { json: string; yaml: string; doc: OpenApiDocument } {
+  const doc = buildOpenApiDocument({ version, ...source });
   return { doc, json: JSON.stringify(doc), yaml: toYaml(doc, { aliasDuplicateObjects: false, lineWidth: 0 }) };
 }

@@ -10,28 +10,11 @@
  */
 import { notFound } from './endpoint.js';
 import type { CursorPage } from '../store/blocks.js';
+import { cursorPageBody } from '../views/paging.js';
 import type { KeysetPage } from '../store/principals-v3.js';
 
 export function offsetPageJson<T>(q: { limit: number; offset: number }, total: number, results: T[]) {
   return { limit: q.limit, offset: q.offset, total, results };
-}
-
-/** The cursor answer of a page whose cursor names an item (e.g. a push payload built for a known block). */
-export function cursorPageBody<R, T>(
-  q: { limit: number; offset: number },
-  page: CursorPage<R>,
-  keyOf: (row: R) => string,
-  toJson: (row: R) => T,
-) {
-  return {
-    limit: q.limit,
-    offset: q.offset,
-    total: page.total,
-    next_cursor: page.next_cursor,
-    prev_cursor: page.prev_cursor,
-    cursor: page.rows.length ? keyOf(page.rows[0]) : null,
-    results: page.rows.map(toJson),
-  };
 }
 
 /** The cursor answer of a request: an unknown cursor is a 404. */

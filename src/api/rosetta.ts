@@ -16,7 +16,7 @@ import { endpoint, raw, type Endpoint, type EndpointSpec, type RawReply } from '
 import { RosettaErrorResponse } from './schemas/rosetta.js';
 import { PRINCIPAL_PATTERN } from './schemas/common.js';
 import type { ApiContext } from './context.js';
-import { recordedNetwork } from '../chain/network.js';
+import { recordedNetwork } from '../store/network.js';
 import { CHAIN_ID_MAINNET, CHAIN_ID_TESTNET } from '../config.js';
 
 export interface RosettaErrorBody {

@@ -2,6 +2,9 @@
 // lookups are cached briefly per process, so a revocation reaches every api process within KEY_CACHE_MS.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Sql } from '../store/connect.js';
+import { insertKey, keyByHash, touchKey } from '../store/api-keys.js';
+
+export { listKeys, revokeKey, type ApiKeyRow } from '../store/api-keys.js';
 
 export const KEY_CACHE_MS = 5_000;
 const TOUCH_INTERVAL_MS = 60_000;
@@ -12,14 +15,6 @@ export interface ApiKeyInfo {
   /** Per-key requests per minute; null: the default (RATE_LIMIT_KEY_RPM); 0: unlimited. */
   rpm: number | null;
   revoked: boolean;
-}
-
-export interface ApiKeyRow {
-  name: string;
-  created_at: Date;
-  last_used_at: Date | null;
-  rpm: number | null;
-  revoked_at: Date | null;
 }
 
 export class KeyError extends Error {}
@@ -47,22 +42,8 @@ export async function createKey(sql: Sql, name: string, rpm?: number | null): Pr
     throw new KeyError(`invalid rpm ${rpm}: expected a non-negative integer`);
   }
   const key = generateKey();
-  const rows = await sql`
-    INSERT INTO api_keys (name, key_hash, rpm) VALUES (${name}, ${hashKey(key)}, ${rpm ?? null})
-    ON CONFLICT (name) DO NOTHING RETURNING name`;
-  if (rows.length === 0) throw new KeyError(`a key named "${name}" already exists (names stay taken after revocation)`);
+  if (!(await insertKey(sql, name, hashKey(key), rpm ?? null))) throw new KeyError(`a key named "${name}" already exists (names stay taken after revocation)`);
   return { name, key };
-}
-
-export async function listKeys(sql: Sql): Promise<ApiKeyRow[]> {
-  return sql<ApiKeyRow[]>`
-    SELECT name, created_at, last_used_at, rpm, revoked_at FROM api_keys ORDER BY created_at, id`;
-}
-
-/** Revokes the key named `name`; false when there is no such key or it was already revoked. */
-export async function revokeKey(sql: Sql, name: string): Promise<boolean> {
-  const rows = await sql`UPDATE api_keys SET revoked_at = now() WHERE name = ${name} AND revoked_at IS NULL RETURNING name`;
-  return rows.length > 0;
 }
 
 interface CacheEntry {
@@ -92,8 +73,7 @@ export class KeyStore {
     if (hit && hit.expires > now) {
       info = hit.info;
     } else {
-      const [row] = await this.sql<{ name: string; rpm: number | null; revoked: boolean }[]>`
-        SELECT name, rpm, revoked_at IS NOT NULL AS revoked FROM api_keys WHERE key_hash = ${hash}`;
+      const row = await keyByHash(this.sql, hash);
       info = row ? { name: row.name, rpm: row.rpm, revoked: row.revoked } : undefined;
       if (this.cache.size >= MAX_CACHE_ENTRIES) this.cache.clear();
       this.cache.set(hash, { info, expires: now + this.cacheMs });
@@ -108,7 +88,7 @@ export class KeyStore {
     if (last !== undefined && now - last < TOUCH_INTERVAL_MS) return;
     if (this.touched.size >= MAX_CACHE_ENTRIES) this.touched.clear();
     this.touched.set(hash, now);
-    this.sql`UPDATE api_keys SET last_used_at = now() WHERE key_hash = ${hash}`.then(
+    touchKey(this.sql, hash).then(
       () => {},
       () => {},
     );

@@ -5,13 +5,11 @@
  * node wrote them itself; which version byte a network's boot code gets is not something to bet a database on).
  */
 import { CHAIN_ID_MAINNET, CHAIN_ID_TESTNET } from '../config.js';
-import type { Sql } from '../store/connect.js';
-import { StartupError } from '../startup-error.js';
 
 export const hexChainId = (id: number): string => '0x' + id.toString(16).padStart(8, '0');
 export const networkName = (id: number): string =>
   id === CHAIN_ID_MAINNET ? 'mainnet' : id === CHAIN_ID_TESTNET ? 'testnet' : 'unknown network';
-const describeId = (id: number) => `${hexChainId(id)} (${networkName(id)})`;
+export const describeId = (id: number) => `${hexChainId(id)} (${networkName(id)})`;
 
 const VERSION_MAINNET = 0x00;
 const VERSION_TESTNET = 0x80;
@@ -67,39 +65,4 @@ export function checkTxNetworks(
     }
   }
   return { network: net };
-}
-
-/** The network recorded in the database, if any. */
-export async function recordedNetwork(sql: Sql): Promise<number | undefined> {
-  const rows = await sql<{ chain_id: number }[]>`SELECT chain_id FROM chain_network`;
-  return rows[0] === undefined ? undefined : Number(rows[0].chain_id);
-}
-
-/**
- * Records `chainId` unless another network is recorded already; returns the one recorded (the caller compares).
- */
-export async function recordNetwork(sql: Sql, chainId: number, source: string): Promise<number> {
-  await sql`INSERT INTO chain_network (chain_id, source) VALUES (${chainId}, ${source}) ON CONFLICT (singleton) DO NOTHING`;
-  return (await recordedNetwork(sql))!;
-}
-
-/**
- * At start-up: with STACKS_CHAIN_ID set, a database recorded under the other network refuses to start, and a new
- * database records it; unset, the database's network (if recorded) is adopted. Returns the network in force (or
- * undefined: the first transaction stored decides).
- */
-export async function settleNetwork(sql: Sql, configured: number | undefined): Promise<number | undefined> {
-  const recorded = await recordedNetwork(sql);
-  if (configured === undefined) return recorded;
-  if (recorded !== undefined && recorded !== configured) {
-    throw new StartupError(
-      `STACKS_CHAIN_ID=${hexChainId(configured)} (${networkName(configured)}), but this database holds chain id ` +
-        `${describeId(recorded)}: set STACKS_CHAIN_ID=${networkName(recorded)} (or leave it unset), or use another database`,
-    );
-  }
-  if (recorded === undefined) {
-    await recordNetwork(sql, configured, 'STACKS_CHAIN_ID');
-    return settleNetwork(sql, configured); // another process may have recorded first
-  }
-  return recorded;
 }

@@ -12,7 +12,8 @@ import { normalizeObserverPath } from './schemas.js';
 import { decodeOrReject, Rejected, type DecodeResult } from './decode.js';
 import { inThreadDecoder, type MessageDecoder } from './decode-pool.js';
 import type { ChainUpdate } from '../chain/types.js';
-import { checkTxNetworks, recordNetwork, recordedNetwork } from '../chain/network.js';
+import { checkTxNetworks } from '../chain/network.js';
+import { recordNetwork, recordedNetwork } from '../store/network.js';
 import { Projector, type CommittedMessage, type ProjectorOptions } from './projector.js';
 import { isUnavailable } from '../http/errors.js';
 

@@ -13,14 +13,15 @@
  * message (every block would be its own tenure).
  */
 import type { Sql } from '../store/connect.js';
-import type { BlockDbRow } from '../api/serialize-blocks.js';
-import { burnBlockJson } from '../api/serialize-nakamoto.js';
-import { cursorPageBody } from '../api/paging.js';
-import { blockV2Json } from '../api/serialize-blocks.js';
+import type { BlockDbRow } from '../store/block-columns.js';
+import { burnBlockJson } from '../views/nakamoto.js';
+import { cursorPageBody } from '../views/paging.js';
+import { blockV2Json } from '../views/blocks.js';
 import { burnBlockByRef } from '../store/burn-blocks.js';
 import { tenureBlockPage } from '../store/tenures.js';
+import { blockPlacements, tenureHeights } from '../store/blocks.js';
 import type { RoomFilter } from './interest.js';
-import type { PushMessage } from './messages.js';
+import type { PushMessage } from '../store/push-log.js';
 import { rooms } from './topics.js';
 
 const BURN_BLOCK_ROOM = rooms.burnBlock;
@@ -50,9 +51,7 @@ export async function chainHeartbeatMessages(
   const out: PushMessage[] = [];
   const others = [...moved.orphaned, ...moved.restored];
   const touched = others.length
-    ? await sql<{ index_block_hash: string; block_height: number; canonical: boolean; tenure_height: number | null; parent_index_block_hash: string; burn_block_hash: string; burn_block_height: number }[]>`
-        SELECT index_block_hash, block_height, canonical, tenure_height, parent_index_block_hash, burn_block_hash, burn_block_height
-        FROM blocks WHERE index_block_hash = ANY(${others})`
+    ? await blockPlacements(sql, others)
     : [];
 
   if (want.wants(BURN_BLOCK_ROOM)) {
@@ -74,8 +73,7 @@ export async function chainHeartbeatMessages(
       .filter((t) => t.tenure_height !== null)
       .sort((x, y) => x.block_height - y.block_height);
     if (added.length) {
-      const parents = await sql<{ index_block_hash: string; tenure_height: number | null }[]>`
-        SELECT index_block_hash, tenure_height FROM blocks WHERE index_block_hash = ANY(${added.map((a) => a.parent_index_block_hash)})`;
+      const parents = await tenureHeights(sql, added.map((a) => a.parent_index_block_hash));
       const parentTenure = new Map(parents.map((p) => [p.index_block_hash, p.tenure_height]));
       for (const a of added) {
         if (parentTenure.get(a.parent_index_block_hash) === a.tenure_height) continue;

@@ -19,6 +19,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Sql } from '../store/connect.js';
+import { interestRows, pruneInterest, recordInterest } from '../store/push-interest.js';
 
 export interface RoomFilter {
   /** messages for this room are wanted */
@@ -84,8 +85,7 @@ export class InterestView implements RoomFilter {
 
   /** The table replaces every other owner's entries; this process's own stay as noted. */
   async reload(): Promise<void> {
-    const rows = await this.sql<{ room: string; owner: string; until: number }[]>`
-      SELECT room, owner, (extract(epoch FROM until) * 1000)::float8 AS until FROM push_interest WHERE until > now()`;
+    const rows = await interestRows(this.sql);
     const now = Date.now();
     for (const [room, owners] of this.rooms) {
       for (const [owner, u] of owners) if (owner !== this.localOwner || u <= now) owners.delete(owner);
@@ -264,13 +264,7 @@ export class InterestRecorder {
         bytes += size;
       }
       if (chunk.length) notices.push(notice());
-      await this.sql.begin(async (tx) => {
-        await tx`
-          INSERT INTO push_interest (room, owner, until)
-          SELECT r, ${this.owner}, to_timestamp(u) FROM unnest(${rooms}::text[], ${untils}::float8[]) AS x(r, u)
-          ON CONFLICT (room, owner) DO UPDATE SET until = EXCLUDED.until`;
-        for (const n of notices) await tx`SELECT pg_notify(${CHANNEL}, ${n})`;
-      });
+      await recordInterest(this.sql, this.owner, rooms, untils, CHANNEL, notices);
       for (const [r, u] of batch) this.written.set(r, u);
     } catch (err) {
       this.log.warn({ err, rooms: batch.length }, 'could not record push interest (publishers in other processes may miss these rooms)');
@@ -281,9 +275,4 @@ export class InterestRecorder {
     clearInterval(this.timer);
     await this.flushing;
   }
-}
-
-/** Deletes rows that expired long ago (the publisher calls it now and then). */
-export async function pruneInterest(sql: Sql): Promise<void> {
-  await sql`DELETE FROM push_interest WHERE until < now() - interval '1 hour'`;
 }

@@ -8,9 +8,9 @@
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import type { Sql } from '../store/connect.js';
-import { isPrincipal, TX_ID_RE } from '../api/schemas/params.js';
+import { isPrincipal, TX_ID_RE } from '../chain/principal.js';
 import { BNS_NAME_RE, rooms } from './topics.js';
-import { messagesAfter, type PublishedMessage } from './log.js';
+import { messagesAfter, type PublishedMessage } from '../store/push-log.js';
 import type { AccessControl } from '../auth/access.js';
 
 const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 429: 'Too Many Requests', 503: 'Service Unavailable' };

@@ -25,25 +25,24 @@ import type { Sql } from '../store/connect.js';
 import type { ChainUpdate } from '../chain/types.js';
 import type { IngestResult } from '../store/ingest.js';
 import { chainTip } from '../store/chain-tip.js';
-import { addressTxWithTransfers, lookupTx, stxBalance, v1SingleBlockJson } from '../api/views.js';
+import { addressTxWithTransfers, lookupTx, stxBalance, v1SingleBlockJson } from '../answers/index.js';
 import * as changes from '../store/changes.js';
 import type { EventDbRow, MempoolPrincipals, MicroblockDbRow, TxRowFull } from '../store/changes.js';
-import { isoTime, mempoolTxJson } from '../api/serialize.js';
+import { isoTime, mempoolTxJson } from '../views/txs.js';
 import { createHash } from 'node:crypto';
 import { rooms } from './topics.js';
 import { bnsNamesTouched, currentNames } from '../store/bns.js';
-import { nameInfo, v2NameInfo } from '../api/routes/bns/serialize.js';
+import { nameInfo, v2NameInfo } from '../views/bns.js';
 import { bnsV2Names } from '../store/bns-v2.js';
 import { ALL_ROOMS, type RoomFilter } from './interest.js';
 import { chainHeartbeatMessages } from './chain-heartbeat.js';
+import { lastRoomArgs, type PublishedMessage, type PushMessage } from '../store/push-log.js';
 
-/** One message for one room. The Socket.IO event name is `event` (the room name, or `reorg`). */
-export interface PushMessage {
-  room: string;
-  event: string;
-  args: unknown[];
-  /** block messages: where the cursor sits on the chain */
-  meta?: { height: number; index_block_hash: string };
+export type { PushMessage };
+
+/** The trailing Socket.IO argument (and JSON-RPC `cursor`) of a message. */
+export function cursorOf(m: PublishedMessage): Record<string, unknown> {
+  return m.meta ? { cursor: m.seq, height: m.meta.height, index_block_hash: m.meta.index_block_hash } : { cursor: m.seq };
 }
 
 export interface CommittedChange {
@@ -131,8 +130,7 @@ export async function lastPayloads(sql: Sql, roomNames: string[], memo: PayloadM
     else missing.push(r);
   }
   if (!missing.length || !stored) return out;
-  const rows = await sql<{ room: string; args: unknown[] }[]>`
-    SELECT DISTINCT ON (room) room, args FROM push_messages WHERE room = ANY(${missing}) ORDER BY room, seq DESC`;
+  const rows = await lastRoomArgs(sql, missing);
   for (const r of rows) out.set(r.room, digest(r.args));
   return out;
 }

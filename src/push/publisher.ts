@@ -14,11 +14,11 @@ import { isObserverPath, normalizeObserverPath, validateObserverMessage } from '
 import type { IngestResult } from '../store/ingest.js';
 import type { Sql } from '../store/connect.js';
 import type { CommittedMessage, ObserverPipeline } from '../observer/pipeline.js';
-import { buildMessages, PayloadMemo, type PushMessage } from './messages.js';
+import { buildMessages, cursorOf, PayloadMemo, type PushMessage } from './messages.js';
 import { buildTokenMessages } from './token-rooms.js';
 import { ALL_ROOMS, type RoomFilter } from './interest.js';
 import { isPushable } from '../chain/types.js';
-import { appendMessages, cursorOf, type PublishedMessage } from './log.js';
+import { appendMessages, dropUnpublished, takeSnapshot, unpublishedChanges, type PublishedMessage } from '../store/push-log.js';
 import { isUnavailable } from '../http/errors.js';
 import { primaryCommitLsn } from '../store/replica.js';
 
@@ -163,15 +163,13 @@ export class PushPublisher {
   }
 
   private async recoverNow(): Promise<number> {
-    const rows = await this.sql<{ event_id: string; result: IngestResult; path: string; body: string }[]>`
-      SELECT o.event_id::text AS event_id, o.result, l.path, l.body
-      FROM push_outbox o JOIN event_log l ON l.id = o.event_id ORDER BY o.event_id`;
+    const rows = await unpublishedChanges<IngestResult>(this.sql);
     let n = 0;
     for (const r of rows) {
       const path = normalizeObserverPath(r.path);
       const v = isObserverPath(path) ? validateObserverMessage(path, JSON.parse(r.body)) : undefined;
       if (!v?.ok) {
-        await this.sql`DELETE FROM push_outbox WHERE event_id = ${r.event_id}`;
+        await dropUnpublished(this.sql, r.event_id);
         continue;
       }
       const update = messageToUpdate(v, Math.floor(Date.now() / 1000));
@@ -231,7 +229,7 @@ export class PushPublisher {
     const prev = this.tail;
     const job = this.sql
       .begin('isolation level repeatable read read only', async (tx) => {
-        await tx`SELECT 1`; // the snapshot is taken at the first statement
+        await takeSnapshot(tx as unknown as Sql);
         taken();
         await prev;
         await this.publish(m, tx as unknown as Sql);

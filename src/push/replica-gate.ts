@@ -8,7 +8,7 @@
  */
 import type { ReplicaMonitor } from '../store/replica.js';
 import { parseLsn } from '../store/replica.js';
-import type { PublishedMessage } from './log.js';
+import type { PublishedMessage } from '../store/push-log.js';
 
 export class ReplicaGate {
   private readonly queue: { msgs: PublishedMessage[]; lsn: string | undefined }[] = [];

@@ -14,7 +14,7 @@
  */
 import type { Sql } from '../store/connect.js';
 import { ftTotalsAt } from '../store/balances.js';
-import { ftBalancesJson } from '../api/serialize-tokens.js';
+import { ftBalancesJson } from '../views/tokens.js';
 import { digest, lastPayloads, nftEventJson, type CommittedChange, type PayloadMemo, type PushMessage } from './messages.js';
 import { ALL_ROOMS, type RoomFilter } from './interest.js';
 import { rooms } from './topics.js';

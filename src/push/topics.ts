@@ -2,7 +2,7 @@
  * Room names of the real-time push (Socket.IO rooms; JSON-RPC topics map onto the same names). One room per thing a
  * client can follow; the Socket.IO event name is the room name, except `reorg`, which is sent to the `block` room.
  */
-import { isPrincipal } from '../api/schemas/params.js';
+import { isPrincipal } from '../chain/principal.js';
 
 export const STATIC_ROOMS = ['block', 'microblock', 'mempool', 'nft-event', 'burn-block', 'tenure'] as const;
 

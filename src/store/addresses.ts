@@ -4,7 +4,7 @@
  */
 import type { Sql } from './connect.js';
 import { ABI_SUBQUERY, TX_COLUMNS } from './txs.js';
-import type { TxDbRow } from '../api/serialize.js';
+import type { TxDbRow } from './txs.js';
 import type { ClarityJson } from '../chain/clarity.js';
 
 export type StxSums = { received: string; sent: string; fees: string; rewards: string };

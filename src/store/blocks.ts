@@ -1,12 +1,23 @@
 /**
  * Block reads: the v2 block by height / hash / latest, the v2 page (cursor + offset), the legacy v1 block with its tx
- * ids and microblock metadata. Rows only; src/api/serialize-blocks.ts turns them into JSON.
+ * ids and microblock metadata. Rows only; src/views/blocks.ts turns them into JSON.
  */
 import type { Sql } from './connect.js';
 import { chainTip } from './chain-tip.js';
 import { BLOCK_COLUMNS } from './block-columns.js';
-import type { BlockDbRow, MicroblockMetaRow } from '../api/serialize-blocks.js';
-import type { BlockRef } from '../api/schemas/params.js';
+import type { BlockDbRow } from './block-columns.js';
+
+/** What a `HeightOrHash` names. */
+export type BlockRef = { latest: true } | { hash: string } | { height: number };
+
+/** A microblock row as the v1 metadata needs it. */
+export interface MicroblockMetaRow {
+  microblock_hash: string;
+  microblock_sequence: number;
+  parent_index_block_hash: string;
+  /** the anchor block that confirmed it ('' while unconfirmed) */
+  index_block_hash: string;
+}
 
 export async function blockByRef(sql: Sql, ref: BlockRef): Promise<BlockDbRow | undefined> {
   if ('latest' in ref) {
@@ -175,4 +186,28 @@ export async function blockByHash(sql: Sql, hash: string): Promise<BlockDbRow | 
   const [b] = await sql<BlockDbRow[]>`
     SELECT ${sql(BLOCK_COLUMNS)} FROM blocks WHERE block_hash = ${hash} ORDER BY canonical DESC, block_height DESC LIMIT 1`;
   return b;
+}
+
+/** Where a block sits: height, canonical, tenure, parent and burn block (the push rooms a reorg touches). */
+export interface BlockPlacementRow {
+  index_block_hash: string;
+  block_height: number;
+  canonical: boolean;
+  tenure_height: number | null;
+  parent_index_block_hash: string;
+  burn_block_hash: string;
+  burn_block_height: number;
+}
+
+/** The placement of each of the blocks `hashes` (index block hashes; unknown ones are left out). */
+export async function blockPlacements(sql: Sql, hashes: string[]): Promise<BlockPlacementRow[]> {
+  return sql<BlockPlacementRow[]>`
+    SELECT index_block_hash, block_height, canonical, tenure_height, parent_index_block_hash, burn_block_hash, burn_block_height
+    FROM blocks WHERE index_block_hash = ANY(${hashes})`;
+}
+
+/** The tenure height of each of the blocks `hashes` (index block hashes; unknown ones are left out). */
+export async function tenureHeights(sql: Sql, hashes: string[]): Promise<{ index_block_hash: string; tenure_height: number | null }[]> {
+  return sql<{ index_block_hash: string; tenure_height: number | null }[]>`
+    SELECT index_block_hash, tenure_height FROM blocks WHERE index_block_hash = ANY(${hashes})`;
 }

@@ -1,12 +1,12 @@
 /**
  * Burn block reads (/extended/v2/burn-blocks*, /extended/v1/block/by_burn_block_hash). As in the reference, a burn
  * block here is what the canonical Stacks blocks say about it (their burn_block_* columns): only burn blocks that carry
- * at least one canonical Stacks block exist for these routes. Rows only; src/api/serialize-nakamoto.ts prints them.
+ * at least one canonical Stacks block exist for these routes. Rows only; src/views/nakamoto.ts prints them.
  */
 import type { Sql } from './connect.js';
 import { chainTip } from './chain-tip.js';
 import { BLOCK_COLUMNS } from './block-columns.js';
-import type { BlockDbRow } from '../api/serialize-blocks.js';
+import type { BlockDbRow } from './block-columns.js';
 
 /** A burn block with the canonical Stacks blocks it carries. */
 export interface BurnBlockDbRow {

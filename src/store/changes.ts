@@ -5,8 +5,8 @@
  */
 import type { Sql } from './connect.js';
 import { ABI_SUBQUERY } from './txs.js';
-import type { BlockDbRow } from '../api/serialize-blocks.js';
-import type { MempoolDbRow, TxDbRow } from '../api/serialize.js';
+import type { BlockDbRow } from './block-columns.js';
+import type { MempoolDbRow, TxDbRow } from './txs.js';
 
 export type TxRowFull = TxDbRow & {
   sender_address: string;

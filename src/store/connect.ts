@@ -2,10 +2,13 @@ import postgres from 'postgres';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { acquireDataDirLock } from './data-lock.js';
-import { dataDirStartupError } from '../startup-error.js';
+import { StartupError, codeOf, dataDirStartupError, redactUrl } from '../startup-error.js';
+import { isUnavailable } from './faults.js';
 import { renewablePool } from './renewable-pool.js';
 
-export type Sql = postgres.Sql<Record<string, never>>;
+import type { Sql } from './sql.js';
+
+export type { Sql };
 
 export interface Database {
   /** Connection used for writes (ingest) and, without a read replica, for reads. */
@@ -126,4 +129,21 @@ function pgliteServerPort(server: unknown): number {
 export function unprepared<T extends postgres.PendingQuery<any>>(q: T): T {
   (q as unknown as { options: { prepare?: boolean } }).options.prepare = false;
   return q;
+}
+
+/** A database error at start-up as a StartupError naming DATABASE_URL; anything else unchanged. */
+export function databaseStartupError(err: unknown, databaseUrl: string | undefined): unknown {
+  if (err instanceof StartupError || !databaseUrl) return err;
+  const code = codeOf(err);
+  const setting = `DATABASE_URL=${redactUrl(databaseUrl)}`;
+  if (isUnavailable(err)) {
+    return new StartupError(`${setting} is unreachable (${code}): start PostgreSQL there or set DATABASE_URL to a reachable server`, { cause: err });
+  }
+  if (code === '28P01' || code === '28000') {
+    return new StartupError(`${setting}: authentication failed (${(err as Error).message}): fix the user or password in DATABASE_URL`, { cause: err });
+  }
+  if (code === '3D000') {
+    return new StartupError(`${setting}: ${(err as Error).message}: create the database or set DATABASE_URL to an existing one`, { cause: err });
+  }
+  return err;
 }

@@ -5,7 +5,7 @@
 import type { Sql } from './connect.js';
 import { ABI_SUBQUERY } from './txs.js';
 import { chainTip } from './chain-tip.js';
-import type { TxDbRow } from '../api/serialize.js';
+import type { TxDbRow } from './txs.js';
 
 export interface MicroblockDbRow {
   microblock_hash: string;

@@ -1,11 +1,20 @@
 /**
  * PoX synthetic events (sql/0008_pox.sql) placed by their events rows: the boot pox-2 / pox-3 / pox-4 print events
  * that decode, canonical (and microblock-canonical), newest first (block height, microblock sequence, tx index, event
- * index). The value is decoded at read time (src/api/serialize-pox.ts); pox_events filters by name and stacker.
+ * index). The value is decoded at read time (src/views/pox.ts); pox_events filters by name and stacker.
  */
 import type { Sql } from './connect.js';
 import { BOOT_ADDRESS, cv } from '../chain/pox.js';
-import type { PoxEventPlacement } from '../api/serialize-pox.js';
+
+/** Where a PoX print event sits (its events row) and its value. */
+export interface PoxEventPlacement {
+  block_height: number | string;
+  tx_id: string;
+  tx_index: number;
+  event_index: number;
+  value_hex: string;
+  contract_id: string;
+}
 
 export type PoxVersion = 'pox2' | 'pox3' | 'pox4';
 

@@ -7,7 +7,7 @@
 import type postgres from 'postgres';
 import { unprepared, type Sql } from './connect.js';
 import { ABI_SUBQUERY } from './txs.js';
-import type { TxDbRow } from '../api/serialize.js';
+import type { TxDbRow } from './txs.js';
 
 type Fragment = postgres.PendingQuery<postgres.Row[]>;
 

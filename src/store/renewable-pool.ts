@@ -7,7 +7,7 @@
  * It also counts this process's database work in flight per pool (queries sent and not answered, plus open
  * transactions, each holding a connection), for the metrics; the counting is off unless metrics are served.
  */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import { onDriverFault } from './faults.js';
 
 export interface PoolUsage {

@@ -1,7 +1,7 @@
 /** Search reads: a hash among txs, mempool txs and blocks; a principal among contracts, txs and asset events. */
 import type { Sql } from './connect.js';
 import { ABI_SUBQUERY } from './txs.js';
-import type { MempoolDbRow, TxDbRow } from '../api/serialize.js';
+import type { MempoolDbRow, TxDbRow } from './txs.js';
 
 /**
  * Any placement of a tx, as the reference's search finds it: `WHERE tx_id = … LIMIT 1` with no order, which its

@@ -4,7 +4,7 @@
  */
 import type { Sql } from './connect.js';
 import { ABI_SUBQUERY } from './txs.js';
-import type { TxDbRow } from '../api/serialize.js';
+import type { TxDbRow } from './txs.js';
 
 export interface Page {
   limit: number;

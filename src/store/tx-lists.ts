@@ -5,8 +5,8 @@
  */
 import type { Sql } from './connect.js';
 import { ABI_SUBQUERY } from './txs.js';
-import type { TxDbRow } from '../api/serialize.js';
-import type { BlockRef } from '../api/schemas/params.js';
+import type { TxDbRow } from './txs.js';
+import type { BlockRef } from './blocks.js';
 
 export interface TxListFilter {
   types: string[];

@@ -1,10 +1,45 @@
 /**
  * Transaction and mempool reads: a tx by id (mined placements, mempool row), several at once, a tx's events, the
- * pending list with its filters and orders, the mempool statistics. Rows only; src/api/serialize.ts makes the JSON.
+ * pending list with its filters and orders, the mempool statistics. Rows only; src/views/txs.ts makes the JSON.
  */
 import type { Sql } from './connect.js';
 import { chainTip } from './chain-tip.js';
-import type { MempoolDbRow, TxDbRow } from '../api/serialize.js';
+import type { TxStaticJson } from '../chain/tx.js';
+import type { ExecutionCost, TxRow } from '../chain/types.js';
+
+/** A txs row (see chain/types) joined with the called contract's ABI (`abi`). */
+export type TxDbRow = Pick<
+  TxRow,
+  | 'tx_id'
+  | 'index_block_hash'
+  | 'microblock_hash'
+  | 'block_hash'
+  | 'block_height'
+  | 'block_time'
+  | 'burn_block_time'
+  | 'burn_block_height'
+  | 'parent_burn_block_time'
+  | 'parent_block_hash'
+  | 'tx_index'
+  | 'microblock_sequence'
+  | 'status'
+  | 'raw_result'
+  | 'vm_error'
+  | 'event_count'
+  | keyof ExecutionCost
+  | 'canonical'
+  | 'microblock_canonical'
+> & { api: TxStaticJson; abi?: unknown };
+
+/** A mempool_txs row as the mempool answers read it. */
+export interface MempoolDbRow {
+  tx_id: string;
+  api: TxStaticJson;
+  status: string;
+  replaced_by_tx_id: string | null;
+  receipt_time: number;
+  abi?: unknown;
+}
 
 /** SQL fragment (postgres.js unsafe text) selecting the ABI of the contract a tx `x` calls, as the reference picks it. */
 export const ABI_SUBQUERY = `(
@@ -14,7 +49,7 @@ export const ABI_SUBQUERY = `(
 ) AS abi`;
 
 /**
- * The txs columns the tx serializer reads (src/api/serialize.ts TxDbRow), as postgres.js unsafe text for a tx `x`:
+ * The txs columns the tx serializer reads (src/views/txs.ts; TxDbRow above), as postgres.js unsafe text for a tx `x`:
  * never `x.*`, which would also carry the raw transaction and a deployment's ABI (kilobytes each) for nothing.
  */
 export const TX_COLUMNS = `x.tx_id, x.index_block_hash, x.microblock_hash, x.block_hash, x.block_height, x.block_time,

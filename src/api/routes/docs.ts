@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Router } from '../../http/router.js';
 import { httpError, JSON_CONTENT_TYPE, type HttpResponse } from '../../http/response.js';
 import type { ApiContext } from '../context.js';
-import { openApiTexts } from '../openapi.js';
+import { openApiTexts, type OpenApiSource } from '../openapi.js';
 import { endpoint, raw } from '../endpoint.js';
 
 /** The swagger-ui-dist files the page needs, with their content types. */
@@ -72,45 +72,50 @@ function apiVersion(serverVersion: string): string {
   return /v(\d[^\s]*)$/.exec(serverVersion)?.[1] ?? serverVersion;
 }
 
-/** The OpenAPI document itself, as two declared endpoints. */
-export const openApiEndpoints = [
-  endpoint({
-    method: 'GET',
-    path: '/extended/openapi.json',
-    operationId: 'get_openapi_json',
-    summary: 'This OpenAPI 3.1 document (JSON)',
-    tags: ['Info'],
-    text: { contentType: 'application/json', description: 'The OpenAPI document' },
-    cache: 'none',
-    handler: (_input, ctx) =>
-      raw({
-        status: 200,
-        headers: { 'content-type': JSON_CONTENT_TYPE, 'cache-control': 'public, max-age=300' },
-        body: documentTexts(ctx).json,
-      }),
-  }),
-  endpoint({
-    method: 'GET',
-    path: '/extended/openapi.yaml',
-    operationId: 'get_openapi_yaml',
-    summary: 'This OpenAPI 3.1 document (YAML)',
-    tags: ['Info'],
-    text: { contentType: 'application/yaml', description: 'The OpenAPI document' },
-    cache: 'none',
-    handler: (_input, ctx) =>
-      raw({
-        status: 200,
-        headers: { 'content-type': 'application/yaml; charset=utf-8', 'cache-control': 'public, max-age=300' },
-        body: documentTexts(ctx).yaml,
-      }),
-  }),
-];
+/**
+ * The OpenAPI document itself, as two declared endpoints; `source` gives the endpoints and tags it describes (read
+ * when the document is first asked for, so the list can include these two).
+ */
+export function openApiEndpoints(source: () => OpenApiSource) {
+  return [
+    endpoint({
+      method: 'GET',
+      path: '/extended/openapi.json',
+      operationId: 'get_openapi_json',
+      summary: 'This OpenAPI 3.1 document (JSON)',
+      tags: ['Info'],
+      text: { contentType: 'application/json', description: 'The OpenAPI document' },
+      cache: 'none',
+      handler: (_input, ctx) =>
+        raw({
+          status: 200,
+          headers: { 'content-type': JSON_CONTENT_TYPE, 'cache-control': 'public, max-age=300' },
+          body: documentTexts(ctx, source).json,
+        }),
+    }),
+    endpoint({
+      method: 'GET',
+      path: '/extended/openapi.yaml',
+      operationId: 'get_openapi_yaml',
+      summary: 'This OpenAPI 3.1 document (YAML)',
+      tags: ['Info'],
+      text: { contentType: 'application/yaml', description: 'The OpenAPI document' },
+      cache: 'none',
+      handler: (_input, ctx) =>
+        raw({
+          status: 200,
+          headers: { 'content-type': 'application/yaml; charset=utf-8', 'cache-control': 'public, max-age=300' },
+          body: documentTexts(ctx, source).yaml,
+        }),
+    }),
+  ];
+}
 
 const texts = new Map<string, ReturnType<typeof openApiTexts>>();
-function documentTexts(ctx: ApiContext): ReturnType<typeof openApiTexts> {
+function documentTexts(ctx: ApiContext, source: () => OpenApiSource): ReturnType<typeof openApiTexts> {
   const version = apiVersion(ctx.serverVersion);
   let t = texts.get(version);
-  if (!t) texts.set(version, (t = openApiTexts(version)));
+  if (!t) texts.set(version, (t = openApiTexts(version, source())));
   return t;
 }
 

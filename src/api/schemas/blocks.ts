@@ -1,4 +1,4 @@
-/** Blocks as the REST API prints them (src/api/serialize-blocks.ts) and the chain status (routes/status.ts). */
+/** Blocks as the REST API prints them (src/views/blocks.ts) and the chain status (routes/status.ts). */
 import { z } from 'zod';
 import { Count, Hash, Height, IsoTime, TxId, UnixTime, component } from './common.js';
 

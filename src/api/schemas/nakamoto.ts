@@ -1,4 +1,4 @@
-/** Nakamoto views and burn blocks as the REST API prints them (src/api/serialize-nakamoto.ts). */
+/** Nakamoto views and burn blocks as the REST API prints them (src/views/nakamoto.ts). */
 import { z } from 'zod';
 import { Count, Hash, Height, Hex, IsoTime, UnixTime, component } from './common.js';
 import { Block } from './blocks.js';

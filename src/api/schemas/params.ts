@@ -6,13 +6,12 @@
 import { z } from 'zod';
 import { LABEL, REPEATED_ONLY, networkChecked } from '../endpoint.js';
 import { codec } from '../../chain/native.js';
+import type { BlockRef } from '../../store/blocks.js';
+import { ADDRESS_RE, PRINCIPAL_RE, TX_ID_RE } from '../../chain/principal.js';
+
+export { isContractId, isPrincipal, isStacksAddress, TX_ID_RE } from '../../chain/principal.js';
 
 const C32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-const C32_CLASS = '0-9A-HJKMNP-TV-Z';
-const CONTRACT_NAME = '[a-zA-Z]([a-zA-Z0-9]|[-_]){0,127}';
-const ADDRESS_RE = new RegExp(`^S[PMTN][${C32_CLASS}]{26,39}$`);
-const PRINCIPAL_RE = new RegExp(`^S[PMTN][${C32_CLASS}]{26,39}(\\.${CONTRACT_NAME})?$`);
-const CONTRACT_RE = new RegExp(`^S[PMTN][${C32_CLASS}]{26,39}\\.${CONTRACT_NAME}$`);
 
 /** The reference's schema patterns for a principal (its anyOf of an address and a contract id). */
 export const REF_ADDRESS_PATTERN = `^[${C32}]{28,41}`;
@@ -54,11 +53,6 @@ export function principalSchema(opts: { contract?: boolean } = {}) {
   );
 }
 
-export const isStacksAddress = (s: string): boolean => ADDRESS_RE.test(s);
-export const isPrincipal = (s: string): boolean => PRINCIPAL_RE.test(s);
-export const isContractId = (s: string): boolean => CONTRACT_RE.test(s);
-
-export const TX_ID_RE = /^(0x)?[a-fA-F0-9]{64}$/;
 export const HASH_RE = /^(0x)?[a-fA-F0-9]{64}$/;
 
 /** `0x`-prefixed lower case. */
@@ -145,9 +139,6 @@ export const HeightOrHash = z
     { error: (iss) => (iss.code === 'invalid_union' ? HEIGHT_OR_HASH_MESSAGE : undefined) },
   )
   .describe('`latest`, a block height, or a block hash or index block hash (64 hex digits, `0x` optional)');
-
-/** What a `HeightOrHash` names. */
-export type BlockRef = { latest: true } | { hash: string } | { height: number };
 
 export function blockRef(v: 'latest' | number | string): BlockRef {
   if (v === 'latest') return { latest: true };

@@ -1,5 +1,5 @@
 /**
- * Transactions and events as the REST API prints them (src/api/serialize.ts txJson/mempoolTxJson, src/chain/events.ts).
+ * Transactions and events as the REST API prints them (src/views/txs.ts txJson/mempoolTxJson, src/chain/events.ts).
  */
 import { z } from 'zod';
 import {

@@ -4,7 +4,7 @@ import { badRequest, endpoint } from '../../endpoint.js';
 import { Unanchored } from '../../schemas/params.js';
 import { BnsError, BnsNamesOwned } from '../../schemas/bns.js';
 import { currentNameSet, namesOwnedBy } from '../../../store/bns.js';
-import { ownedNames } from './serialize.js';
+import { ownedNames } from '../../../views/bns.js';
 import { bnsV2NamesOwnedBy } from '../../../store/bns-v2.js';
 
 export const bnsAddressEndpoints = [

@@ -14,7 +14,7 @@ import {
   subdomainResolver,
   subdomainsOf,
 } from '../../../store/bns.js';
-import { nameInfo, subdomainInfo, v2NameInfo } from './serialize.js';
+import { nameInfo, subdomainInfo, v2NameInfo } from '../../../views/bns.js';
 import { bnsV2Names } from '../../../store/bns-v2.js';
 
 const bnsError = (status: number, error: string) => raw(json(status, { error }));

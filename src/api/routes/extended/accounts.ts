@@ -22,8 +22,8 @@ import {
   StxBalanceV2Response,
   StxInboundListResponse,
 } from '../../schemas/accounts.js';
-import { addressAssetEventJson, txJson } from '../../serialize.js';
-import { addressTxWithTransfersRanked, currentNonces, stxBalance } from '../../views.js';
+import { addressAssetEventJson, txJson } from '../../../views/txs.js';
+import { addressTxWithTransfersRanked, currentNonces, stxBalance } from '../../../answers/index.js';
 import { chainTip } from '../../../store/chain-tip.js';
 import * as ptx from '../../../store/principal-txs.js';
 import * as nonces from '../../../store/nonces.js';

@@ -11,7 +11,7 @@ import { LABEL } from '../../endpoint.js';
 import type { Sql } from '../../../store/connect.js';
 import * as addresses from '../../../store/addresses.js';
 import { chainTip } from '../../../store/chain-tip.js';
-import { addressTxWithTransfers, stxBalance } from '../../views.js';
+import { addressTxWithTransfers, stxBalance } from '../../../answers/index.js';
 
 /** until_block: a positive block height or a block hash (index or plain). */
 export const UntilBlock = z

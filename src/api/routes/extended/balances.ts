@@ -11,9 +11,9 @@ import { AddressBalanceResponse, PrincipalFtBalanceResponse, PrincipalFtBalances
 import * as addresses from '../../../store/addresses.js';
 import * as balances from '../../../store/balances.js';
 import { chainTip } from '../../../store/chain-tip.js';
-import { stxBalance } from '../../views.js';
+import { stxBalance } from '../../../answers/index.js';
 import { UntilBlock, untilBlockHeight } from './addresses.js';
-import { ftBalancesJson, nftCountsJson } from '../../serialize-tokens.js';
+import { ftBalancesJson, nftCountsJson } from '../../../views/tokens.js';
 
 export const balanceEndpoints = [
   endpoint({

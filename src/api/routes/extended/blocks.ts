@@ -6,9 +6,9 @@ import { endpoint, notFound, raw } from '../../endpoint.js';
 import { redirect } from '../../../http/response.js';
 import { Height, HeightOrHash, blockRef, paging } from '../../schemas/params.js';
 import { BlockListResponse, Block, LegacyBlock, LegacyBlockListResponse } from '../../schemas/blocks.js';
-import { blockV2Json, v1BlockJson } from '../../serialize-blocks.js';
+import { blockV2Json, v1BlockJson } from '../../../views/blocks.js';
 import * as blocks from '../../../store/blocks.js';
-import { v1SingleBlockJson } from '../../views.js';
+import { v1SingleBlockJson } from '../../../answers/index.js';
 import { cursorPageJson, offsetPageJson } from '../../paging.js';
 
 const OLD_BLOCKS = 'Deprecated: use `GET /extended/v2/blocks` (the blocks list endpoint).';

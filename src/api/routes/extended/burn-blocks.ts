@@ -8,10 +8,10 @@ import { redirect } from '../../../http/response.js';
 import { HeightOrHash, Offset, blockRef } from '../../schemas/params.js';
 import { BurnBlock, BurnBlockBlocksResponse, BurnBlockListResponse } from '../../schemas/nakamoto.js';
 import { LegacyBlock } from '../../schemas/blocks.js';
-import { blockV2Json } from '../../serialize-blocks.js';
-import { burnBlockJson } from '../../serialize-nakamoto.js';
+import { blockV2Json } from '../../../views/blocks.js';
+import { burnBlockJson } from '../../../views/nakamoto.js';
 import * as burnBlocks from '../../../store/burn-blocks.js';
-import { v1SingleBlockJson } from '../../views.js';
+import { v1SingleBlockJson } from '../../../answers/index.js';
 
 /** `limit` as these routes take it: absent → the default; 0 is kept (an empty page), as the reference does. */
 export function PageLimit(def: number, max: number) {

@@ -19,7 +19,7 @@ import type { Sql } from '../../../store/connect.js';
 import * as store from '../../../store/hooks.js';
 import { HookSpec, storedPredicate } from '../../../hooks/predicate.js';
 import { hostAllowed } from '../../../hooks/urls.js';
-import { deliveryView, hookView } from '../../serialize-hooks.js';
+import { deliveryView, hookView } from '../../../views/hooks.js';
 
 const Uuid = z.string().regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'must be a UUID');
 

@@ -6,8 +6,8 @@ import { endpoint, notFound, raw } from '../../endpoint.js';
 import { redirect } from '../../../http/response.js';
 import { paging } from '../../schemas/params.js';
 import { Microblock, MicroblockListResponse, UnanchoredTxsResponse } from '../../schemas/explorer.js';
-import { groupMicroblockRows, microblockJson } from '../../serialize-explorer.js';
-import { txJson } from '../../serialize.js';
+import { groupMicroblockRows, microblockJson } from '../../../views/explorer.js';
+import { txJson } from '../../../views/txs.js';
 import * as microblocks from '../../../store/microblocks.js';
 
 export const microblockEndpoints = [

@@ -7,9 +7,9 @@ import { endpoint } from '../../endpoint.js';
 import { Height, HeightOrHash, Offset, blockRef, paging } from '../../schemas/params.js';
 import { BlockListResponse } from '../../schemas/blocks.js';
 import { AverageBlockTimesResponse, SignerSignatureListResponse } from '../../schemas/nakamoto.js';
-import { averageBlockTimesJson } from '../../serialize-nakamoto.js';
+import { averageBlockTimesJson } from '../../../views/nakamoto.js';
 import { cursorPageJson } from '../../paging.js';
-import { blockV2Json } from '../../serialize-blocks.js';
+import { blockV2Json } from '../../../views/blocks.js';
 import * as tenures from '../../../store/tenures.js';
 import { PageLimit } from './burn-blocks.js';
 

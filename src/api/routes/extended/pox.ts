@@ -24,11 +24,11 @@ import {
   poxEventsJson,
   poxSignerJson,
   signerStackersJson,
-} from '../../serialize-pox.js';
+} from '../../../views/pox.js';
 import type { ApiContext } from '../../context.js';
 import { codec } from '../../../chain/native.js';
 import { chainTip } from '../../../store/chain-tip.js';
-import { recordedNetwork } from '../../../chain/network.js';
+import { recordedNetwork } from '../../../store/network.js';
 import * as pox from '../../../store/pox.js';
 
 const PoxParam = z

@@ -46,8 +46,8 @@ import {
   principalTxJson,
   stxBalanceV3Json,
   txBalanceChangeJson,
-} from '../../serialize-v3.js';
-import { currentNonces, stxBalanceParts } from '../../views.js';
+} from '../../../views/v3.js';
+import { currentNonces, stxBalanceParts } from '../../../answers/index.js';
 import { chainTip } from '../../../store/chain-tip.js';
 import * as balances from '../../../store/balances.js';
 import * as v3 from '../../../store/principals-v3.js';

@@ -7,12 +7,13 @@ import { z } from 'zod';
 import { endpoint, notFound } from '../../endpoint.js';
 import { Bool, isContractId, isPrincipal } from '../../schemas/params.js';
 import { SearchResponse } from '../../schemas/explorer.js';
-import { mempoolTxJson, txJson, type TxDbRow } from '../../serialize.js';
+import { mempoolTxJson, txJson } from '../../../views/txs.js';
+import type { TxDbRow } from '../../../store/txs.js';
 import * as search from '../../../store/search.js';
 import * as blocks from '../../../store/blocks.js';
 import { burnHeightAt } from '../../../store/addresses.js';
 import { chainTip } from '../../../store/chain-tip.js';
-import { stxBalance, v1SingleBlockJson } from '../../views.js';
+import { stxBalance, v1SingleBlockJson } from '../../../answers/index.js';
 
 const HASH_TERM = /^(0x)?[0-9a-fA-F]{64}$/;
 

@@ -11,7 +11,7 @@ import {
   StxSupplyLegacyResponse,
   StxSupplyResponse,
 } from '../../schemas/explorer.js';
-import { supplyFigures, withThousands } from '../../serialize-explorer.js';
+import { supplyFigures, withThousands } from '../../../views/explorer.js';
 import { unlockedSupply } from '../../../store/supply.js';
 
 /** Target block times, seconds (the reference's constants: mainnet 10 minutes, testnet 2 minutes). */

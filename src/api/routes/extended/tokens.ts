@@ -11,7 +11,7 @@ import { Bool, List, PrincipalParam, Unanchored, isPrincipal, paging } from '../
 import { FtHoldersResponse, NftHistoryResponse, NftHoldingsResponse, NftMintsResponse } from '../../schemas/tokens.js';
 import * as tokens from '../../../store/tokens.js';
 import { visibleHeight } from '../../../store/txs.js';
-import { nftHistoryJson, nftHoldingsJson, nftMintsJson } from '../../serialize-tokens.js';
+import { nftHistoryJson, nftHoldingsJson, nftMintsJson } from '../../../views/tokens.js';
 
 /** `<contract principal>::<asset name>`: only the part before `::` is checked, as the reference does. */
 const isAssetIdentifier = (s: string) => isPrincipal(s.split('::')[0]);

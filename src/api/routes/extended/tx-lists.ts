@@ -21,7 +21,7 @@ import {
   paging,
 } from '../../schemas/params.js';
 import { RawTxResponse, TxListResponse } from '../../schemas/explorer.js';
-import { txJson } from '../../serialize.js';
+import { txJson } from '../../../views/txs.js';
 import * as lists from '../../../store/tx-lists.js';
 import { visibleHeight } from '../../../store/txs.js';
 

@@ -17,9 +17,9 @@ import {
   paging,
 } from '../../schemas/params.js';
 import { MempoolListResponse, MempoolStatsResponse, TxLookupResponse, TxMultipleResponse } from '../../schemas/txs.js';
-import { mempoolTxJson } from '../../serialize.js';
+import { mempoolTxJson } from '../../../views/txs.js';
 import * as txs from '../../../store/txs.js';
-import { lookupTx, lookupTxsCanonical } from '../../views.js';
+import { lookupTx, lookupTxsCanonical } from '../../../answers/index.js';
 import { offsetPageJson } from '../../paging.js';
 
 const eventPage = {

@@ -10,16 +10,7 @@ import { decodePoxPrintEvent, BOOT_ADDRESS, type PoxEvent } from '../chain/pox.j
 import { poxAddressToBtc } from '../chain/btc-address.js';
 import { createHash } from 'node:crypto';
 import { codec } from '../chain/native.js';
-import type { PoxCycleRow, PoxSignerRow } from '../store/pox.js';
-
-export interface PoxEventPlacement {
-  block_height: number | string;
-  tx_id: string;
-  tx_index: number;
-  event_index: number;
-  value_hex: string;
-  contract_id: string;
-}
+import type { PoxCycleRow, PoxEventPlacement, PoxSignerRow } from '../store/pox.js';
 
 type Data = Record<string, string | null | undefined>;
 

@@ -1,6 +1,6 @@
 // Pure BNS answer builders.
-import type { BnsNameRow, BnsSubdomainRow } from '../../../store/bns.js';
-import type { BnsV2NameRow } from '../../../store/bns-v2.js';
+import type { BnsNameRow, BnsSubdomainRow } from '../store/bns.js';
+import type { BnsV2NameRow } from '../store/bns-v2.js';
 
 export const BNS_BLOCKCHAIN = 'stacks';
 

@@ -1,39 +1,9 @@
 /**
  * Block rows → the reference API's block JSON (v2 "Nakamoto" form and v1 legacy form). Pure functions, no I/O.
  */
-import { isoTime } from './serialize.js';
-import type { BlockRow, ExecutionCost } from '../chain/types.js';
-
-/** The blocks columns the block serializers read (the stored row, see chain/types). */
-export type BlockDbRow = Pick<
-  BlockRow,
-  | 'index_block_hash'
-  | 'block_hash'
-  | 'block_height'
-  | 'block_time'
-  | 'burn_block_time'
-  | 'burn_block_hash'
-  | 'burn_block_height'
-  | 'parent_index_block_hash'
-  | 'parent_block_hash'
-  | 'parent_microblock_hash'
-  | 'parent_microblock_sequence'
-  | 'miner_txid'
-  | 'tenure_height'
-  | 'signer_bitvec'
-  | 'tx_count'
-  | keyof ExecutionCost
-  | 'canonical'
->;
-
-/** A microblock row as the v1 metadata needs it. */
-export interface MicroblockMetaRow {
-  microblock_hash: string;
-  microblock_sequence: number;
-  parent_index_block_hash: string;
-  /** the anchor block that confirmed it ('' while unconfirmed) */
-  index_block_hash: string;
-}
+import { isoTime } from './txs.js';
+import type { BlockDbRow } from '../store/block-columns.js';
+import type { MicroblockMetaRow } from '../store/blocks.js';
 
 /** What the v1 legacy block carries beyond the block row. */
 export interface BlockV1Metadata {

@@ -5,7 +5,7 @@
 import { withContractAbi } from '../chain/contract-call.js';
 import { clarityValue } from '../chain/clarity.js';
 import type { TxStaticJson } from '../chain/tx.js';
-import type { ExecutionCost, TxRow } from '../chain/types.js';
+import type { MempoolDbRow, TxDbRow } from '../store/txs.js';
 
 /** ISO string of unix seconds, as the reference prints it ("" for non-positive times where it does). */
 export function isoTime(seconds: number): string {
@@ -14,39 +14,6 @@ export function isoTime(seconds: number): string {
 
 function isoIfPositive(seconds: number): string {
   return seconds > 0 ? isoTime(seconds) : '';
-}
-
-/** A txs row (see chain/types) joined with the called contract's ABI (`abi`). */
-export type TxDbRow = Pick<
-  TxRow,
-  | 'tx_id'
-  | 'index_block_hash'
-  | 'microblock_hash'
-  | 'block_hash'
-  | 'block_height'
-  | 'block_time'
-  | 'burn_block_time'
-  | 'burn_block_height'
-  | 'parent_burn_block_time'
-  | 'parent_block_hash'
-  | 'tx_index'
-  | 'microblock_sequence'
-  | 'status'
-  | 'raw_result'
-  | 'vm_error'
-  | 'event_count'
-  | keyof ExecutionCost
-  | 'canonical'
-  | 'microblock_canonical'
-> & { api: TxStaticJson; abi?: unknown };
-
-export interface MempoolDbRow {
-  tx_id: string;
-  api: TxStaticJson;
-  status: string;
-  replaced_by_tx_id: string | null;
-  receipt_time: number;
-  abi?: unknown;
 }
 
 export interface TxJsonOptions {

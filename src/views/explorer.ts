@@ -1,5 +1,5 @@
 /** Pure serializers of the explorer views (microblocks, supply, search). */
-import { isoTime } from './serialize.js';
+import { isoTime } from './txs.js';
 import type { MicroblockDbRow } from '../store/microblocks.js';
 
 export function microblockJson(m: MicroblockDbRow, txs: string[]): Record<string, unknown> {

@@ -10,7 +10,7 @@ import type {
   PrincipalTxV3Row,
   TxSummaryFields,
 } from '../store/principals-v3.js';
-import type { CurrentNonces, StxBalanceParts } from './views.js';
+import type { CurrentNonces, StxBalanceParts } from './accounts.js';
 
 /** The type-specific member of a summary; coinbase / tenure change carry theirs only when mined. */
 function typePart(r: TxSummaryFields, mined: boolean): Record<string, unknown> {

@@ -1,15 +1,14 @@
 /** Burn block and block-time rows → the reference API's JSON. Pure functions, no I/O. */
-import { isoTime } from './serialize.js';
+import { isoTime } from './txs.js';
 import type { BurnBlockDbRow } from '../store/burn-blocks.js';
 import type { AverageBlockTimesRow } from '../store/tenures.js';
-import type { BurnBlockJson } from './schemas/nakamoto.js';
 
 /** PostgreSQL numeric text → a number with at most 2 decimals, rounded as the reference does (JS toFixed). */
 export function seconds2(v: string | null): number {
   return Number.parseFloat(Number.parseFloat(v ?? '0').toFixed(2));
 }
 
-export function burnBlockJson(b: BurnBlockDbRow): BurnBlockJson {
+export function burnBlockJson(b: BurnBlockDbRow) {
   return {
     burn_block_time: b.burn_block_time,
     burn_block_time_iso: isoTime(b.burn_block_time),

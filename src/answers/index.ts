@@ -8,9 +8,12 @@ import * as txs from '../store/txs.js';
 import * as blocks from '../store/blocks.js';
 import * as addresses from '../store/addresses.js';
 import * as nonces from '../store/nonces.js';
-import { stxLockState, stxLockStateV2, type StxLockState } from '../store/stx-lock.js';
-import { mempoolTxJson, txJson, type TxDbRow } from './serialize.js';
-import { v1BlockJson, type BlockDbRow } from './serialize-blocks.js';
+import { stxLockState, stxLockStateV2 } from '../store/stx-lock.js';
+import type { CurrentNonces, StxBalanceParts } from '../views/accounts.js';
+import { mempoolTxJson, txJson } from '../views/txs.js';
+import { v1BlockJson } from '../views/blocks.js';
+import type { TxDbRow } from '../store/txs.js';
+import type { BlockDbRow } from '../store/block-columns.js';
 import type { ClarityJson } from '../chain/clarity.js';
 
 /** The legacy block of a single lookup (REST and the `block` push message). */
@@ -87,18 +90,6 @@ export interface StxBalance {
   lock_height: number;
   burnchain_lock_height: number;
   burnchain_unlock_height: number;
-}
-
-/** What an STX balance answer is made of: the totals, the lock state and (when asked) the pending mempool flows. */
-export interface StxBalanceParts {
-  received: bigint;
-  sent: bigint;
-  fees: bigint;
-  rewards: bigint;
-  /** received - sent - fees + rewards */
-  balance: bigint;
-  lock: StxLockState;
-  pending?: { inbound: bigint; outbound: bigint };
 }
 
 /**
@@ -206,15 +197,6 @@ function transferSummary(principal: string, row: addresses.AddressTxRow, transfe
     ft_transfers,
     nft_transfers,
   };
-}
-
-/** A principal's nonces now (v1 /address/{p}/nonces without a block, v3 /principals/{p}/nonces). */
-export interface CurrentNonces {
-  last_mempool_tx_nonce: number | null;
-  last_executed_tx_nonce: number | null;
-  possible_next_nonce: number;
-  detected_missing_nonces: number[];
-  detected_mempool_nonces: number[];
 }
 
 /**

@@ -1,6 +1,14 @@
 /** The push_messages table (sql/0005_push.sql): append in publication order, read back for resume. */
-import type { Sql } from '../store/connect.js';
-import type { PushMessage } from './messages.js';
+import type { Sql } from './sql.js';
+
+/** One message for one room. The Socket.IO event name is `event` (the room name, or `reorg`). */
+export interface PushMessage {
+  room: string;
+  event: string;
+  args: unknown[];
+  /** block messages: where the cursor sits on the chain */
+  meta?: { height: number; index_block_hash: string };
+}
 
 /** A message with its resume cursor. */
 export interface PublishedMessage extends PushMessage {
@@ -11,11 +19,6 @@ export interface PublishedMessage extends PushMessage {
    * push channel only, never sent to clients.
    */
   lsn?: string;
-}
-
-/** The trailing Socket.IO argument (and JSON-RPC `cursor`) of a message. */
-export function cursorOf(m: PublishedMessage): Record<string, unknown> {
-  return m.meta ? { cursor: m.seq, height: m.meta.height, index_block_hash: m.meta.index_block_hash } : { cursor: m.seq };
 }
 
 /**
@@ -66,4 +69,27 @@ export async function messagesAfter(sql: Sql, cursor: string, roomNames: string[
 export async function lastSeq(sql: Sql): Promise<string> {
   const [r] = await sql<{ seq: string }[]>`SELECT COALESCE(max(seq), 0)::text AS seq FROM push_messages`;
   return r.seq;
+}
+
+/** The last stored arguments of each of `roomNames` (rooms with no message are left out). */
+export async function lastRoomArgs(sql: Sql, roomNames: string[]): Promise<{ room: string; args: unknown[] }[]> {
+  return sql<{ room: string; args: unknown[] }[]>`
+    SELECT DISTINCT ON (room) room, args FROM push_messages WHERE room = ANY(${roomNames}) ORDER BY room, seq DESC`;
+}
+
+/** The changes committed but not yet published (push_outbox, sql/0009_push_outbox.sql), with their log entry, oldest first. */
+export async function unpublishedChanges<R>(sql: Sql): Promise<{ event_id: string; result: R; path: string; body: string }[]> {
+  return sql<{ event_id: string; result: R; path: string; body: string }[]>`
+    SELECT o.event_id::text AS event_id, o.result, l.path, l.body
+    FROM push_outbox o JOIN event_log l ON l.id = o.event_id ORDER BY o.event_id`;
+}
+
+/** Forgets an unpublished change (one that can no longer be published). */
+export async function dropUnpublished(sql: Sql, eventId: string | number): Promise<void> {
+  await sql`DELETE FROM push_outbox WHERE event_id = ${eventId}`;
+}
+
+/** Takes a transaction's snapshot now (a repeatable-read snapshot is taken at its first statement). */
+export async function takeSnapshot(tx: Sql): Promise<void> {
+  await tx`SELECT 1`;
 }

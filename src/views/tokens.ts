@@ -1,6 +1,7 @@
 /** Pure JSON builders of the token and balance answers (rows from src/store/tokens.ts and balances.ts). */
 import { clarityValue } from '../chain/clarity.js';
-import { txJson, type TxDbRow } from './serialize.js';
+import { txJson } from './txs.js';
+import type { TxDbRow } from '../store/txs.js';
 import type { HoldingRow, NftEventRow } from '../store/tokens.js';
 import type { AssetTotalsRow } from '../store/balances.js';
 
