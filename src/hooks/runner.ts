@@ -80,7 +80,7 @@ const BACKFILL_CHUNK = 500;
 
 export class HookRunner {
   /** called with each payload when it is first attempted (the push room hook:<uuid>) */
-  onPayload: ((uuid: string, payload: HookPayload) => void) | undefined;
+  onPayload: ((uuid: string, deliveryId: number, payload: HookPayload) => void) | undefined;
   private running = false;
   private evaluatorLoop: Promise<void> | undefined;
   private deliveryLoop: Promise<void> | undefined;
@@ -330,7 +330,7 @@ export class HookRunner {
     const body = JSON.stringify(payload);
     if (attempt === 1) {
       try {
-        this.onPayload?.(d.uuid, payload);
+        this.onPayload?.(d.uuid, d.id, payload);
       } catch (err) {
         this.log.warn({ err }, 'hooks: push of a payload failed');
       }

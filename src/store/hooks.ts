@@ -371,6 +371,12 @@ export async function setHookPaused(sql: Sql, owner: string, uuid: string, pause
   return rows[0] ? hookRow(rows[0]) : undefined;
 }
 
+/** The API key name that owns the hook (undefined: no such hook), for the push room hook:<uuid>. */
+export async function hookOwner(sql: Sql, uuid: string): Promise<string | undefined> {
+  const [r] = await sql<{ owner: string }[]>`SELECT owner FROM hooks WHERE uuid = ${uuid.toLowerCase()}`;
+  return r?.owner;
+}
+
 export async function deleteHook(sql: Sql, owner: string, uuid: string): Promise<boolean> {
   const rows = await sql`DELETE FROM hooks WHERE owner = ${owner} AND uuid = ${uuid} RETURNING id`;
   return rows.length > 0;
