@@ -164,7 +164,8 @@ try {
       name: `live-${h}`,
       version: 1,
       network: 'testnet',
-      predicate: { if_this: ifThis } as unknown as StoredPredicate,
+      // the live chain only (no start_block would evaluate the whole history first)
+      predicate: { if_this: ifThis, start_block: tip + 1 } as unknown as StoredPredicate,
       url: `${receiverUrl}/${h}`,
       authorization_header: null,
       secret: 'x',
@@ -204,7 +205,11 @@ try {
 
   console.log(`chain: ${tip} blocks, ${txsPerBlock} user txs per block`);
   console.log(`evaluation, ${hookCount} hooks: p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${q(1)} ms per block (${matched} hook-block matches)`);
-  console.log(`history: ${seen} blocks in ${seconds.toFixed(2)} s = ${Math.round(seen / seconds)} blocks/s (${n} deliveries written)`);
+  const hp = runner.history;
+  console.log(
+    `history: ${seen} blocks in ${seconds.toFixed(2)} s = ${Math.round(seen / seconds)} blocks/s (${n} deliveries written; ` +
+      `read ${hp.read.toFixed(0)} ms, match ${hp.match.toFixed(0)} ms, build ${hp.build.toFixed(0)} ms, write ${hp.write.toFixed(0)} ms)`,
+  );
   console.log(
     `delivery, ${activeCount} active hooks, ${liveBlocks} live blocks (one per ${intervalMs} ms, ${liveSeconds.toFixed(0)} s): ${posts} POSTs; ` +
       `observer 200 → POST received p50 ${pct(fromAck, 0.5)} ms, p99 ${pct(fromAck, 0.99)} ms; ` +

@@ -268,6 +268,13 @@ describe('hooks', () => {
     // expiry: exactly 3 blocks applied, then expired
     const exp = (receiver.got.get('expiring') ?? []).filter((d, i, all) => all.findIndex((x) => x.deliveryId === d.deliveryId) === i);
     expect(exp.filter((d) => d.apply.length).length).toBe(3);
+    // no start_block: evaluated from the first block (as Chainhook does), so the first three blocks with a transfer
+    const firstThree = await sql<{ h: string }[]>`
+      SELECT DISTINCT e.index_block_hash AS h, e.block_height FROM events e
+      JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash AND t.microblock_hash = e.microblock_hash
+      WHERE t.canonical AND t.microblock_canonical AND e.event_type = 'stx_asset' AND e.asset_event_type = 'transfer'
+      ORDER BY e.block_height LIMIT 3`;
+    expect(exp.flatMap((d) => d.apply.map((b) => b.hash))).toEqual(firstThree.map((r) => r.h));
     const expHook = (await (await api(`/extended/v1/hooks/${expiring.uuid}`)).json()) as { status: string; occurrences: number };
     expect(expHook).toMatchObject({ status: 'expired', occurrences: 3 });
   }, 600_000);
