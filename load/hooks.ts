@@ -1,9 +1,16 @@
 /**
  * Hooks benchmark (npm run bench:hooks): a generated chain imported into a throw-away database, then
  *   - evaluation: ms per block to match a block against 10,000 registered hooks (the indexed evaluator);
- *   - history: blocks/s of a backfill from the stored tables (one hook from start_block 0).
- *   node dist/load/hooks.js [--blocks N] [--txs-per-block M] [--hooks H]
+ *   - history: blocks/s of a backfill from the stored tables (one hook from start_block 0);
+ *   - delivery latency: the real service on that database with `--active` registered hooks and a receiver HTTP server;
+ *     `--live` more blocks are POSTed to its observer, one every `--interval-ms`; for each POST the receiver gets, the
+ *     time from the observer's 200 for that block (and from the projection's COMMIT of it) to the POST's arrival.
+ *   node dist/load/hooks.js [--blocks N] [--txs-per-block M] [--hooks H] [--active A] [--live L] [--interval-ms I]
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadConfig } from '../src/config.js';
+import { startService } from '../src/service.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,8 +28,18 @@ import { ChainGenerator } from './generate.js';
 import { createBenchDatabase } from './bench-support.js';
 
 const { values } = parseArgs({
-  options: { blocks: { type: 'string', default: '2000' }, 'txs-per-block': { type: 'string', default: '10' }, hooks: { type: 'string', default: '10000' } },
+  options: {
+    blocks: { type: 'string', default: '2000' },
+    'txs-per-block': { type: 'string', default: '10' },
+    hooks: { type: 'string', default: '10000' },
+    active: { type: 'string', default: '1000' },
+    live: { type: 'string', default: '100' },
+    'interval-ms': { type: 'string', default: '500' },
+  },
 });
+const activeCount = Number(values.active);
+const liveBlocks = Number(values.live);
+const intervalMs = Number(values['interval-ms']);
 const blocks = Number(values.blocks);
 const txsPerBlock = Number(values['txs-per-block']);
 const hookCount = Number(values.hooks);
@@ -33,10 +50,16 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'sp-bench-hooks-'));
 const db = await connectDatabase({ databaseUrl: bench.url, dataDir: dir, max: 4 });
 try {
   await migrate(db.sql);
-  const gen = new ChainGenerator({ blocks, txsPerBlock, seed: 'bench-hooks', mempool: false });
+  // the chain is generated whole; its first `blocks` blocks are imported, the rest is sent live to the service
+  const gen = new ChainGenerator({ blocks: blocks + liveBlocks, txsPerBlock, seed: 'bench-hooks', mempool: false });
   const lines: string[] = [];
+  const liveMessages: { path: string; body: string; height?: number }[] = [];
   let i = 0;
-  for await (const m of gen.messages()) lines.push(`${++i}\t${new Date(1_700_000_000_000 + i * 1000).toISOString()}\t${m.path}\t${m.body}`);
+  for await (const m of gen.messages()) {
+    const height = m.path === '/new_block' ? (JSON.parse(m.body) as { block_height: number }).block_height : undefined;
+    if (liveMessages.length || (height !== undefined && height > blocks)) liveMessages.push({ path: m.path, body: m.body, height });
+    else lines.push(`${++i}\t${new Date(1_700_000_000_000 + i * 1000).toISOString()}\t${m.path}\t${m.body}`);
+  }
   const file = path.join(dir, 'chain.tsv');
   writeFileSync(file, lines.join('\n') + '\n');
   const pipeline = new ObserverPipeline(db.sql, log);
@@ -96,9 +119,102 @@ try {
   const seconds = (performance.now() - started) / 1000;
   const [{ n }] = await db.sql<{ n: string }[]>`SELECT count(*) AS n FROM hook_deliveries`;
 
+  // delivery latency: the real service, `activeCount` hooks, a receiver
+  await db.sql`DELETE FROM hooks`;
+  const ackAt = new Map<number, number>();
+  const commitAt = new Map<number, number>();
+  const fromAck: number[] = [];
+  const fromCommit: number[] = [];
+  let posts = 0;
+  const receiver = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const at = performance.now();
+      posts++;
+      const p = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { apply: { block_identifier: { index: number } }[] };
+      for (const b of p.apply) {
+        const a = ackAt.get(b.block_identifier.index);
+        const c = commitAt.get(b.block_identifier.index);
+        if (a !== undefined) fromAck.push(at - a);
+        if (c !== undefined) fromCommit.push(at - c);
+      }
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  // a few hooks match nearly every block (STX transfers), most follow one contract or asset of the chain, some nothing
+  for (let h = 0; h < activeCount; h++) {
+    const contract = contracts.length ? contracts[h % contracts.length] : `SP000000000000000000002Q6VF78.c${h}`;
+    const asset = assets.length ? assets[h % assets.length] : `SP000000000000000000002Q6VF78.c${h}::t`;
+    const ifThis =
+      h % 20 === 0
+        ? { scope: 'stx_event', actions: ['transfer'] }
+        : h % 4 === 1
+          ? { scope: 'print_event', contract_identifier: contract }
+          : h % 4 === 2
+            ? { scope: 'ft_event', asset_identifier: asset, actions: ['transfer', 'mint'] }
+            : h % 4 === 3
+              ? { scope: 'nft_event', asset_identifier: asset, actions: ['mint', 'transfer'] }
+              : { scope: 'contract_call', contract_identifier: `SP000000000000000000002Q6VF78.c${h}`, method: 'ping' };
+    await insertHook(db.sql, {
+      uuid: `00000000-0000-4000-8000-${(h + 2).toString(16).padStart(12, '0')}`,
+      owner: 'bench',
+      name: `live-${h}`,
+      version: 1,
+      network: 'testnet',
+      // the live chain only (no start_block would evaluate the whole history first)
+      predicate: { if_this: ifThis, start_block: tip + 1 } as unknown as StoredPredicate,
+      url: `${receiverUrl}/${h}`,
+      authorization_header: null,
+      secret: 'x',
+    });
+  }
+  const config = loadConfig({ DATABASE_URL: bench.url, API_HOST: '127.0.0.1', API_PORT: '0', OBSERVER_PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_ANON_RPM: '0' });
+  const service = await startService(config, log);
+  service.pipeline!.projector.onCommitted((m) => {
+    if (m.update.kind === 'block') commitAt.set(m.update.block.block_height, performance.now());
+  });
+  // the hooks are settled (no history: they follow the live chain) before the first live block
+  while ((await db.sql`SELECT 1 FROM hooks WHERE from_seq IS NULL LIMIT 1`).length) await new Promise((r) => setTimeout(r, 100));
+  const observer = `http://127.0.0.1:${service.observerPort}`;
+  const liveStarted = performance.now();
+  for (const m of liveMessages) {
+    const sent = performance.now();
+    const res = await fetch(observer + m.path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: m.body });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`observer answered ${res.status} to ${m.path}`);
+    if (m.height !== undefined) {
+      ackAt.set(m.height, performance.now());
+      const wait = intervalMs - (performance.now() - sent);
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+  // every delivery made
+  const deadline = Date.now() + 300_000;
+  while ((await db.sql`SELECT 1 FROM hook_chain LIMIT 1`).length || (await db.sql`SELECT 1 FROM hook_deliveries WHERE status = 'pending' LIMIT 1`).length) {
+    if (Date.now() > deadline) throw new Error('deliveries still pending after 5 minutes');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const liveSeconds = (performance.now() - liveStarted) / 1000;
+  await service.close();
+  receiver.closeAllConnections();
+  await new Promise((r) => receiver.close(r));
+  const pct = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))].toFixed(1) : 'n/a');
+
   console.log(`chain: ${tip} blocks, ${txsPerBlock} user txs per block`);
   console.log(`evaluation, ${hookCount} hooks: p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${q(1)} ms per block (${matched} hook-block matches)`);
-  console.log(`history: ${seen} blocks in ${seconds.toFixed(2)} s = ${Math.round(seen / seconds)} blocks/s (${n} deliveries written)`);
+  const hp = runner.history;
+  console.log(
+    `history: ${seen} blocks in ${seconds.toFixed(2)} s = ${Math.round(seen / seconds)} blocks/s (${n} deliveries written; ` +
+      `read ${hp.read.toFixed(0)} ms, match ${hp.match.toFixed(0)} ms, build ${hp.build.toFixed(0)} ms, write ${hp.write.toFixed(0)} ms)`,
+  );
+  console.log(
+    `delivery, ${activeCount} active hooks, ${liveBlocks} live blocks (one per ${intervalMs} ms, ${liveSeconds.toFixed(0)} s): ${posts} POSTs; ` +
+      `observer 200 → POST received p50 ${pct(fromAck, 0.5)} ms, p99 ${pct(fromAck, 0.99)} ms; ` +
+      `projection COMMIT → POST received p50 ${pct(fromCommit, 0.5)} ms, p99 ${pct(fromCommit, 0.99)} ms`,
+  );
 } finally {
   await db.close();
   await bench.drop();

@@ -190,6 +190,12 @@ export async function startService(config: Config, log: Logger): Promise<Service
       push = await startPush(config, { sql: db.sql, log, pipeline, snapshots: db.kind !== 'pglite' });
       await startObserver();
     }
+    // each hook payload also goes to the push room hook:<uuid> (for the key that created the hook)
+    if (hookRunner && push?.publisher) {
+      const publisher = push.publisher;
+      hookRunner.onPayload = (uuid, deliveryId, payload) => void publisher.publishHookPayload(uuid, deliveryId, payload);
+    }
+    hookRunner?.start();
     if (config.metricsPort !== undefined) {
       enableMetrics({
         projector: () => pipeline && { appliedId: pipeline.projector.appliedId, newestId: pipeline.projector.newestId },

@@ -12,6 +12,7 @@ import { ChainGenerator } from '../load/generate.js';
 import { createKey } from '../src/auth/keys.js';
 import { replay, startTestService, type TestService } from './helpers/service.js';
 import type { FixtureLine } from './helpers/fixtures.js';
+import { recordingSocket, rpcClient } from './helpers/push-clients.js';
 
 interface Received {
   deliveryId: string;
@@ -22,6 +23,8 @@ interface Received {
 /** A receiver: one path per hook; a path can be made to answer 500 or to never answer. */
 class Receiver {
   readonly got = new Map<string, Received[]>();
+  /** the raw bodies received, per hook */
+  readonly bodies = new Map<string, string[]>();
   readonly secrets = new Map<string, string>();
   readonly down = new Set<string>();
   readonly hang = new Set<string>();
@@ -48,6 +51,7 @@ class Receiver {
           res.writeHead(401).end();
           return;
         }
+        this.bodies.set(name, [...(this.bodies.get(name) ?? []), body]);
         const p = JSON.parse(body) as {
           delivery_id: string;
           apply: { block_identifier: { hash: string }; transactions: { transaction_identifier: { hash: string } }[] }[];
@@ -264,9 +268,60 @@ describe('hooks', () => {
     // expiry: exactly 3 blocks applied, then expired
     const exp = (receiver.got.get('expiring') ?? []).filter((d, i, all) => all.findIndex((x) => x.deliveryId === d.deliveryId) === i);
     expect(exp.filter((d) => d.apply.length).length).toBe(3);
+    // no start_block: evaluated from the first block (as Chainhook does), so the first three blocks with a transfer
+    const firstThree = await sql<{ h: string }[]>`
+      SELECT DISTINCT e.index_block_hash AS h, e.block_height FROM events e
+      JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash AND t.microblock_hash = e.microblock_hash
+      WHERE t.canonical AND t.microblock_canonical AND e.event_type = 'stx_asset' AND e.asset_event_type = 'transfer'
+      ORDER BY e.block_height LIMIT 3`;
+    expect(exp.flatMap((d) => d.apply.map((b) => b.hash))).toEqual(firstThree.map((r) => r.h));
     const expHook = (await (await api(`/extended/v1/hooks/${expiring.uuid}`)).json()) as { status: string; occurrences: number };
     expect(expHook).toMatchObject({ status: 'expired', occurrences: 3 });
   }, 600_000);
+
+  it('pushes each payload to the room hook:<uuid>, for the key that created the hook only', async () => {
+    // the first payload is attempted (and pushed) before anyone can subscribe: its receiver fails until we follow
+    receiver.down.add('sock');
+    const hook = await create('sock', { scope: 'stx_event', actions: ['transfer'] }, { start_block: 1 });
+    const room = `hook:${hook.uuid}`;
+    const wsUrl = svc.api.replace('http', 'ws') + '/extended/v1/ws';
+
+    // another key, no key, an unknown hook: refused, on both protocols
+    await expect(recordingSocket(svc.api, { rooms: [room], auth: { apiKey: otherKey } })).rejects.toThrow(/Not authorized/);
+    await expect(recordingSocket(svc.api, { rooms: [room] })).rejects.toThrow(/Not authorized/);
+    const stranger = await recordingSocket(svc.api, { auth: { apiKey: otherKey } });
+    expect(await stranger.socket.timeout(10_000).emitWithAck('subscribe', room)).toMatch(/Not authorized/);
+    stranger.socket.disconnect();
+    const strangerRpc = await rpcClient(wsUrl, { 'x-api-key': otherKey });
+    expect(await strangerRpc.call('subscribe', { event: 'hook', uuid: hook.uuid })).toMatchObject({ error: { code: -32001 } });
+    strangerRpc.ws.close();
+    const owner = await recordingSocket(svc.api, { auth: { apiKey: key } });
+    expect(await owner.socket.timeout(10_000).emitWithAck('subscribe', 'hook:00000000-0000-4000-8000-000000000000')).toMatch(/Not authorized/);
+
+    // the owner, on Socket.IO (subscribe) and JSON-RPC
+    expect(await owner.socket.timeout(10_000).emitWithAck('subscribe', room)).toBeNull();
+    const rpc = await rpcClient(wsUrl, { 'x-api-key': key });
+    expect(await rpc.call('subscribe', { event: 'hook', uuid: hook.uuid })).toMatchObject({ result: { uuid: hook.uuid } });
+    receiver.down.delete('sock');
+    const hookId = Number((await svc.db.sql<{ id: string }[]>`SELECT id FROM hooks WHERE uuid = ${hook.uuid}`)[0].id);
+    await until('the hook delivered everything', async () => (await svc.db.sql`SELECT 1 FROM hook_deliveries WHERE hook_id = ${hookId} AND status = 'pending'`).length === 0);
+    const bodies = (receiver.bodies.get('sock') ?? []).map((b) => JSON.parse(b) as { delivery_id: string });
+    const sent = bodies.filter((b, i) => bodies.findIndex((x) => x.delivery_id === b.delivery_id) === i);
+    expect(sent.length).toBeGreaterThan(2);
+    // every payload after the first (which went out before the subscriptions), identical and in order
+    const expected = sent.slice(1);
+    await until('the socket got the payloads', async () => owner.got.filter((m) => m.event === room).length >= expected.length);
+    await until('the JSON-RPC client got the payloads', async () => rpc.notifications().filter((n) => n.method === 'hook').length >= expected.length);
+    const onSocket = owner.got.filter((m) => m.event === room).map((m) => m.args[0] as { delivery_id: string });
+    const onRpc = rpc.notifications().filter((n) => n.method === 'hook').map((n) => n.params as { delivery_id: string });
+    const tail = (l: { delivery_id: string }[]) => l.filter((p) => Number(p.delivery_id) > Number(sent[0].delivery_id));
+    expect(tail(onSocket)).toEqual(expected);
+    expect(tail(onRpc)).toEqual(expected);
+    // each message carries a resume cursor
+    expect(owner.got.find((m) => m.event === room)!.cursor).toMatch(/^\d+$/);
+    owner.socket.disconnect();
+    rpc.ws.close();
+  }, 180_000);
 
   it('validates specifications and keeps keys apart', async () => {
     const spec = (ifThis: object, url = `${receiver.url}/x`) =>

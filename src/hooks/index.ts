@@ -1,4 +1,7 @@
-/** Hooks for the ingest process: the runner, attached to the projector and started (src/hooks/runner.ts). */
+/**
+ * Hooks for the ingest process: the runner, attached to the projector (src/hooks/runner.ts). The caller starts it
+ * (runner.start()) once its payloads have somewhere to go besides the webhooks (the push room hook:<uuid>).
+ */
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Sql } from '../store/connect.js';
@@ -15,6 +18,5 @@ export function startHooks(config: Config, sql: Sql, log: Logger, projector: Pro
     concurrency: config.hooksConcurrency,
   });
   runner.attach(projector);
-  runner.start();
   return runner;
 }

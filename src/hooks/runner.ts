@@ -27,6 +27,7 @@ import {
   journalHead,
   liveHooks,
   loadHookBlocks,
+  loadHookCandidates,
   nextDueAt,
   recordAttempt,
   settleHook,
@@ -34,6 +35,7 @@ import {
   type ChainChange,
   type DueDelivery,
   type HookRow,
+  type HookTxFilter,
   type NewDelivery,
 } from '../store/hooks.js';
 import { HookIndex, type HookBlock } from './evaluate.js';
@@ -75,12 +77,35 @@ export function chainChanges(applied: AppliedMessage[]): (ChainChange & { group:
   return out;
 }
 
+/** What SQL can narrow a predicate to (the evaluator decides on what is left): see loadHookCandidates. */
+export function txFilterOf(p: HookPredicate): HookTxFilter {
+  const q = p.if_this;
+  switch (q.scope) {
+    case 'txid':
+      return { txId: q.equals.toLowerCase() };
+    case 'contract_call':
+      return { calledContract: q.contract_identifier };
+    case 'contract_deployment':
+      return { deployments: true };
+    case 'print_event':
+      return { eventTypes: ['smart_contract_log'], contractId: q.contract_identifier === '*' ? undefined : q.contract_identifier };
+    case 'ft_event':
+      return { eventTypes: ['fungible_token_asset'], assetIdentifier: q.asset_identifier };
+    case 'nft_event':
+      return { eventTypes: ['non_fungible_token_asset'], assetIdentifier: q.asset_identifier };
+    case 'stx_event':
+      return { eventTypes: q.actions.includes('lock') ? ['stx_asset', 'stx_lock'] : ['stx_asset'] };
+    default:
+      return { every: true };
+  }
+}
+
 const BATCH = 200;
 const BACKFILL_CHUNK = 500;
 
 export class HookRunner {
   /** called with each payload when it is first attempted (the push room hook:<uuid>) */
-  onPayload: ((uuid: string, payload: HookPayload) => void) | undefined;
+  onPayload: ((uuid: string, deliveryId: number, payload: HookPayload) => void) | undefined;
   private running = false;
   private evaluatorLoop: Promise<void> | undefined;
   private deliveryLoop: Promise<void> | undefined;
@@ -94,6 +119,8 @@ export class HookRunner {
   private readonly inflight = new Map<number, Promise<void>>();
   /** ms spent matching blocks (evaluation only), for the benchmark */
   readonly evaluation = { blocks: 0, ms: 0 };
+  /** ms spent in each part of history evaluations (reading candidates, matching, building payloads, writing) */
+  readonly history = { read: 0, match: 0, build: 0, write: 0 };
 
   constructor(
     private readonly sql: Sql,
@@ -243,7 +270,8 @@ export class HookRunner {
   /**
    * A new hook: its history (canonical blocks from start_block, as the tables hold them) is evaluated in one
    * REPEATABLE READ snapshot that also fixes where in the journal it starts following (from_seq), so history and
-   * the live stream meet with no gap and no duplicate. Without a start_block it follows the live stream only.
+   * the live stream meet with no gap and no duplicate. Without a start_block its history starts at the first block,
+   * as Chainhook scans a predicate without one from genesis; a start_block above the tip means the live stream only.
    */
   async backfill(hook: HookRow): Promise<number> {
     const p = hook.predicate as unknown as HookPredicate;
@@ -252,34 +280,48 @@ export class HookRunner {
     await this.sql.begin('isolation level repeatable read', async (tx) => {
       const t = tx as unknown as Sql;
       const head = await journalHead(t);
-      if (p.start_block !== undefined) {
+      {
         const tip = await canonicalTipHeight(t);
         const to = Math.min(tip, p.end_block ?? tip);
         const index = new HookIndex([{ id: hook.id, predicate: p }]);
         const counts = new Map<number, number>();
-        for (let from = p.start_block; from <= to; from += BACKFILL_CHUNK) {
+        const filter = txFilterOf(p);
+        const prof = this.history;
+        for (let from = p.start_block ?? 0; from <= to; from += BACKFILL_CHUNK) {
+          let at = performance.now();
+          const lap = (k: keyof typeof prof) => {
+            const now = performance.now();
+            prof[k] += now - at;
+            at = now;
+          };
           const hashes = await canonicalBlockHashes(t, from, Math.min(to, from + BACKFILL_CHUNK - 1));
-          const blocks = await loadHookBlocks(t, hashes);
+          // only the blocks with a tx the predicate may match, with those txs only
+          const blocks = await loadHookCandidates(t, hashes, filter);
+          lap('read');
           const deliveries: NewDelivery[] = [];
           let expired = false;
           for (const h of hashes) {
-            const block = blocks.get(h)!;
             blocksSeen++;
+            const block = blocks.get(h);
+            if (!block) continue;
             const m = index.match(block).get(hook.id);
+            lap('match');
             if (!m) continue;
             if (!this.countOccurrence(hook, counts)) {
               expired = true;
               break;
             }
             for (const b of this.splitBlock(block, m.txs, hook)) deliveries.push({ hook_id: hook.id, action: 'apply', index_block_hash: h, block_height: block.block_height, block: b });
+            lap('build');
           }
           await insertDeliveries(t, deliveries);
+          lap('write');
           if (expired) break;
         }
       }
       await settleHook(t, hook.id, head);
     });
-    if (p.start_block !== undefined) {
+    if (blocksSeen) {
       const s = (performance.now() - started) / 1000;
       this.log.info({ hook: hook.uuid, blocks: blocksSeen, seconds: Math.round(s * 10) / 10 }, 'hooks: history evaluated');
     }
@@ -330,7 +372,7 @@ export class HookRunner {
     const body = JSON.stringify(payload);
     if (attempt === 1) {
       try {
-        this.onPayload?.(d.uuid, payload);
+        this.onPayload?.(d.uuid, d.id, payload);
       } catch (err) {
         this.log.warn({ err }, 'hooks: push of a payload failed');
       }

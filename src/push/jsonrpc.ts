@@ -9,7 +9,7 @@ import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import type { Sql } from '../store/connect.js';
 import { isPrincipal, TX_ID_RE } from '../chain/principal.js';
-import { BNS_NAME_RE, rooms } from './topics.js';
+import { BNS_NAME_RE, HOOK_UUID_RE, hookRoomUuid, rooms } from './topics.js';
 import { messagesAfter, type PublishedMessage } from '../store/push-log.js';
 import type { AccessControl } from '../auth/access.js';
 
@@ -21,6 +21,8 @@ interface RpcUserData {
   queue: Promise<void>;
   /** over the slow-consumer limit at the previous check */
   over: boolean;
+  /** the API key the connection was made with (a hook's topic is for its owner only) */
+  keyName?: string;
 }
 
 type Json = Record<string, unknown>;
@@ -42,6 +44,7 @@ const EVENTS = [
   'bns_name_update',
   'burn_block',
   'tenure',
+  'hook',
 ] as const;
 
 class RpcError extends Error {
@@ -118,6 +121,11 @@ function topicOf(params: Json | undefined): { room: string; result: Json } {
       if (!BNS_NAME_RE.test(name)) throw invalidParams('invalid name');
       return { room: rooms.bnsName(name), result: { name } };
     }
+    case 'hook': {
+      const uuid = str('uuid').toLowerCase();
+      if (!HOOK_UUID_RE.test(uuid)) throw invalidParams('invalid uuid');
+      return { room: rooms.hook(uuid), result: { uuid } };
+    }
     case 'contract_event': {
       const id = str('contract_id');
       if (!isPrincipal(id) || !id.includes('.')) throw invalidParams('invalid contract_id');
@@ -180,6 +188,8 @@ export function notificationOf(m: PublishedMessage): { method: string; params: u
       const [name, info] = m.args as [string, Json | null];
       return { method: 'bns_name_update', params: { name, info } };
     }
+    case 'hook':
+      return { method: 'hook', params: m.args[0] };
   }
   return undefined;
 }
@@ -198,6 +208,8 @@ export interface JsonRpcServerOptions {
   /** rate limits / API keys for new connections, checked in the upgrade (refused: an HTTP 401/429 answer) */
   access?: AccessControl;
   onRefused?: () => void;
+  /** the API key name owning a hook (undefined: no such hook): who may subscribe to its topic */
+  hookOwner?: (uuid: string) => Promise<string | undefined>;
   /** a room got its first subscriber on this process (resolves once it is recorded: interest.ts) / lost its last */
   onRoomCreated?: (room: string) => Promise<void>;
   onRoomDeleted?: (room: string) => void;
@@ -221,9 +233,10 @@ export class JsonRpcServer {
         const key = req.getHeader('sec-websocket-key');
         const protocol = req.getHeader('sec-websocket-protocol');
         const extensions = req.getHeader('sec-websocket-extensions');
-        const upgrade = () => res.upgrade<RpcUserData>({ rooms: new Set(), queue: Promise.resolve(), over: false }, key, protocol, extensions, context);
+        const upgrade = (keyName?: string) =>
+          res.upgrade<RpcUserData>({ rooms: new Set(), queue: Promise.resolve(), over: false, keyName }, key, protocol, extensions, context);
         const access = this.opts.access;
-        if (!access) return upgrade();
+        if (!access) return upgrade(undefined);
         // req is only valid during this call: read what the check needs first
         const forwardedFor = req.getHeader('x-forwarded-for') || undefined;
         const apiKey = req.getHeader('x-api-key') || undefined;
@@ -242,7 +255,7 @@ export class JsonRpcServer {
         access.checkConnection(ip, apiKey).then(
           (d) => {
             if (aborted) return;
-            if (d.allowed) res.cork(upgrade);
+            if (d.allowed) res.cork(() => upgrade(d.keyName));
             else refuse(d.status, d.headers, d.body);
           },
           (err: unknown) => {
@@ -355,7 +368,11 @@ export class JsonRpcServer {
       }
       const after: (() => Promise<void>)[] = [];
       const recorded: Promise<void>[] = [];
-      const replies = parsed.map((r) => this.handle(ws, r, after, recorded)).filter((r): r is Json => r !== undefined);
+      const replies: Json[] = [];
+      for (const r of parsed) {
+        const reply = await this.handle(ws, r, after, recorded);
+        if (reply !== undefined) replies.push(reply);
+      }
       await Promise.all(recorded);
       if (replies.length) this.send(ws, JSON.stringify(replies));
       for (const f of after) await f();
@@ -363,7 +380,7 @@ export class JsonRpcServer {
     }
     const after: (() => Promise<void>)[] = [];
     const recorded: Promise<void>[] = [];
-    const reply = this.handle(ws, parsed, after, recorded);
+    const reply = await this.handle(ws, parsed, after, recorded);
     // a subscription is acknowledged once its room is recorded (a publisher elsewhere then builds its messages)
     await Promise.all(recorded);
     if (reply) this.send(ws, JSON.stringify(reply));
@@ -371,7 +388,7 @@ export class JsonRpcServer {
   }
 
   /** One request: its reply (undefined for a notification); catch-up work to run after the reply goes to `after`. */
-  private handle(ws: WebSocket<RpcUserData>, req: unknown, after: (() => Promise<void>)[], recorded: Promise<void>[]): Json | undefined {
+  private async handle(ws: WebSocket<RpcUserData>, req: unknown, after: (() => Promise<void>)[], recorded: Promise<void>[]): Promise<Json | undefined> {
     const r = req as Json;
     const id = r && typeof r === 'object' && !Array.isArray(r) && ('id' in r) ? (r.id as unknown) : undefined;
     try {
@@ -384,6 +401,8 @@ export class JsonRpcServer {
       const params = (r.params && typeof r.params === 'object' ? r.params : undefined) as Json | undefined;
       const { room, result } = topicOf(params);
       if (r.method === 'subscribe') {
+        const uuid = hookRoomUuid(room);
+        if (uuid !== undefined) await this.authorizeHook(ws, uuid);
         const cursor = params?.cursor;
         if (cursor !== undefined && !(typeof cursor === 'string' && /^\d+$/.test(cursor))) throw invalidParams('invalid cursor');
         if (typeof cursor === 'string') after.push(() => this.catchUp(ws, room, cursor));
@@ -402,6 +421,21 @@ export class JsonRpcServer {
       const replyId = err.code === -32600 && !(isObj && ('result' in r || 'error' in r)) ? null : (id ?? null);
       if (id === undefined && err.code !== -32600) return undefined;
       return errorReply(replyId as string | number | null, err);
+    }
+  }
+
+  /** A hook's topic is for the connection made with the API key that created the hook (unknown hook: the same). */
+  private async authorizeHook(ws: WebSocket<RpcUserData>, uuid: string): Promise<void> {
+    const keyName = ws.getUserData().keyName;
+    let owner: string | undefined;
+    try {
+      owner = keyName === undefined ? undefined : await this.opts.hookOwner?.(uuid);
+    } catch (err) {
+      this.opts.log.error({ err }, 'hook topic authorization failed');
+      throw new RpcError(-32003, 'Service unavailable', 'the database is unreachable: try again');
+    }
+    if (owner === undefined || owner !== keyName) {
+      throw new RpcError(-32001, 'Unauthorized', `hook ${uuid}: connect with the x-api-key of the key that created the hook`);
     }
   }
 

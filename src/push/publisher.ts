@@ -19,6 +19,7 @@ import { buildTokenMessages } from './token-rooms.js';
 import { ALL_ROOMS, type RoomFilter } from './interest.js';
 import { isPushable } from '../chain/types.js';
 import { appendMessages, dropUnpublished, takeSnapshot, unpublishedChanges, type PublishedMessage } from '../store/push-log.js';
+import { rooms } from './topics.js';
 import { isUnavailable } from '../http/errors.js';
 import { primaryCommitLsn } from '../store/replica.js';
 
@@ -244,6 +245,39 @@ export class PushPublisher {
     await snapshot;
   }
 
+  /**
+   * Publishes one hook payload to the room hook:<uuid> (when someone follows it), after what was published before.
+   * Stored in push_messages under the negated delivery id (event ids are positive), so it is resumable by cursor and
+   * a second publication of the same delivery (after a restart) is not sent twice.
+   */
+  publishHookPayload(uuid: string, deliveryId: number, payload: unknown): Promise<unknown> {
+    const room = rooms.hook(uuid);
+    if (!this.rooms.wants(room)) return Promise.resolve();
+    const job = this.tail.then(() => this.deliverStored(-deliveryId, [{ room, event: room, args: [payload] }]));
+    this.tail = job.catch((err) => this.log.error({ err, hook: uuid }, 'push publication of a hook payload failed'));
+    return this.tail;
+  }
+
+  /** Appends messages under `eventId` and hands those newly appended to the sinks. */
+  private async deliverStored(eventId: number, msgs: PushMessage[], ordOffset = 0, final = true): Promise<PublishedMessage[]> {
+    let published = await appendMessages(this.sql, eventId, msgs, { ordOffset, final });
+    if (!published.length) return published;
+    if (this.opts.lsn) {
+      // read after the append's COMMIT, which follows the projection's: the position covers both
+      const lsn = await primaryCommitLsn(this.sql);
+      published = published.map((p) => ({ ...p, lsn }));
+    }
+    this.published += published.length;
+    for (const s of this.sinks) {
+      try {
+        s.deliver(published);
+      } catch (err) {
+        this.log.error({ err }, 'push sink failed');
+      }
+    }
+    return published;
+  }
+
   /** Builds (reading the chain through `chain`), appends and delivers the messages of one change. */
   async publish(m: CommittedMessage, chain: Sql = this.sql): Promise<PublishedMessage[]> {
     const eventId = m.result.eventId;
@@ -252,23 +286,9 @@ export class PushPublisher {
     let ord = 0;
     const flush = async (built: PushMessage[], final: boolean) => {
       const msgs = built.filter((x) => this.rooms.wants(x.room));
-      let published = await appendMessages(this.sql, eventId, msgs, { ordOffset: ord, final });
+      const published = await this.deliverStored(eventId, msgs, ord, final);
       ord += msgs.length;
-      if (!published.length) return;
-      if (this.opts.lsn) {
-        // read after the append's COMMIT, which follows the projection's: the position covers both
-        const lsn = await primaryCommitLsn(this.sql);
-        published = published.map((p) => ({ ...p, lsn }));
-      }
       all.push(...published);
-      this.published += published.length;
-      for (const s of this.sinks) {
-        try {
-          s.deliver(published);
-        } catch (err) {
-          this.log.error({ err }, 'push sink failed');
-        }
-      }
     };
     // a block's own message goes out before the tx / address messages are built
     const rest = await buildMessages(chain, m, this.sql, (early) => flush(early, false), { rooms: this.rooms, memo: this.memo });

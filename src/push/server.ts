@@ -18,7 +18,8 @@ import type { Logger } from 'pino';
 import type { TemplatedApp } from 'uWebSockets.js';
 import type { Sql } from '../store/connect.js';
 import type { AccessControl } from '../auth/access.js';
-import { invalidRooms, isValidRoom, splitRoomList } from './topics.js';
+import { hookRoomUuid, invalidRooms, isValidRoom, splitRoomList } from './topics.js';
+import { hookOwner } from '../store/hooks.js';
 import { lastSeq, messagesAfter, type PublishedMessage } from '../store/push-log.js';
 import { cursorOf } from './messages.js';
 import { JsonRpcServer } from './jsonrpc.js';
@@ -27,6 +28,12 @@ import { redisNames, type PushSink } from './publisher.js';
 import { ReplicaGate } from './replica-gate.js';
 import type { ReplicaMonitor } from '../store/replica.js';
 import { countPushMessages, countSlowClientDisconnect } from '../metrics.js';
+
+/** What a connection carries beside its rooms. */
+interface SocketData {
+  /** the API key the connection was made with (hook rooms are for their owner only) */
+  keyName?: string;
+}
 
 export interface PushServerOptions {
   sql: Sql;
@@ -154,6 +161,7 @@ export class PushServer implements PushSink {
       },
       access: opts.access,
       onRefused: () => this.counts.refused++,
+      hookOwner: (uuid) => hookOwner(opts.sql, uuid),
       onRoomCreated: rec ? (room) => rec.add(room) : undefined,
       onRoomDeleted: rec ? (room) => rec.remove(room) : undefined,
     });
@@ -172,14 +180,26 @@ export class PushServer implements PushSink {
       if (cursor !== undefined && !(typeof cursor === 'string' && CURSOR_RE.test(cursor))) {
         return next(new Error('Invalid cursor: expected a message cursor (a non-negative integer, as a number or a decimal string)'));
       }
+      // a hook's room is for the key that created the hook: checked after the key, before anything is recorded
+      const hookRooms = list.filter((r) => hookRoomUuid(r) !== undefined);
       // the handshake's rooms are recorded before the client is told it is connected
-      const recorded = rec && list.length ? rec.record(list) : undefined;
-      if (!opts.access) {
+      const record = () => (rec && list.length ? rec.record(list) : undefined);
+      if (!opts.access && !hookRooms.length) {
+        const recorded = record();
         if (recorded) void recorded.then(() => next());
         else next();
         return;
       }
-      Promise.all([this.checkAccess(socket), recorded]).then(([denied]) => next(denied), (err: unknown) => {
+      const checked = hookRooms.length
+        ? (opts.access ? this.checkAccess(socket) : Promise.resolve(undefined)).then(async (denied) => {
+            if (denied) return denied;
+            const refused = await this.hookRoomRefused(socket, hookRooms);
+            if (refused) return Object.assign(new Error(refused), { data: { status: 403 } });
+            await record();
+            return undefined;
+          })
+        : Promise.all([this.checkAccess(socket), record()]).then(([denied]) => denied);
+      checked.then((denied) => next(denied), (err: unknown) => {
         opts.log.error({ err }, 'connection access check failed');
         next(Object.assign(new Error('Service unavailable: the API key store is unreachable'), { data: { status: 503 } }));
       });
@@ -355,10 +375,28 @@ export class PushServer implements PushSink {
     const authKey = (socket.handshake.auth as { apiKey?: unknown } | undefined)?.apiKey;
     const apiKey = header('x-api-key') ?? (typeof authKey === 'string' ? authKey : undefined);
     const d = await access.checkConnection(access.clientIp(socket.handshake.address, header('x-forwarded-for')), apiKey);
-    if (d.allowed) return undefined;
+    if (d.allowed) {
+      (socket.data as SocketData).keyName = d.keyName;
+      return undefined;
+    }
     this.counts.refused++;
     // the client gets it as connect_error: err.message, err.data = { status, headers }
     return Object.assign(new Error(d.body.message), { data: { status: d.status, headers: d.headers } });
+  }
+
+  /**
+   * Why the socket may not follow these hook rooms (undefined: it may): a hook's payloads go only to a connection
+   * made with the API key that created the hook. An unknown hook gets the same answer (no hint that it exists).
+   */
+  private async hookRoomRefused(socket: Socket, hookRooms: string[]): Promise<string | undefined> {
+    const keyName = (socket.data as SocketData).keyName;
+    for (const room of hookRooms) {
+      const owner = keyName === undefined ? undefined : await hookOwner(this.opts.sql, hookRoomUuid(room)!);
+      if (owner === undefined || owner !== keyName) {
+        return `Not authorized for ${room}: connect with the API key that created the hook (x-api-key header or auth.apiKey)`;
+      }
+    }
+    return undefined;
   }
 
   /** Disconnects clients whose unsent data stayed over the limit since the previous check (they resume by cursor). */
@@ -405,6 +443,19 @@ export class PushServer implements PushSink {
       if (typeof room !== 'string' || !isValidRoom(room)) {
         cb?.(`Invalid topic: ${String(room)}`);
         return;
+      }
+      if (hookRoomUuid(room) !== undefined) {
+        let refused: string | undefined;
+        try {
+          refused = await this.hookRoomRefused(socket, [room]);
+        } catch (err) {
+          this.opts.log.error({ err }, 'hook room authorization failed');
+          refused = 'Service unavailable: the database is unreachable';
+        }
+        if (refused) {
+          cb?.(refused);
+          return;
+        }
       }
       if (resuming) await resuming;
       // recorded before the ack: from then on a publisher in any process builds this room's messages

@@ -24,7 +24,17 @@ export const rooms = {
   addressNftEvent: (principal: string) => `address-nft-event:${principal}`,
   /** a BNS v1 name (`name.namespace`): its /v1/names/{name} answer on every change */
   bnsName: (fqn: string) => `bns-name:${fqn}`,
+  /** a hook's payloads (the body its webhook gets), for the API key that created it only */
+  hook: (uuid: string) => `hook:${uuid.toLowerCase()}`,
 } as const;
+
+/** A hook's uuid, lowercase (rooms are exact strings: the room of a hook is always spelt this way). */
+export const HOOK_UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The uuid of a `hook:<uuid>` room, or undefined for any other room. */
+export function hookRoomUuid(room: string): string | undefined {
+  return room.startsWith('hook:') && HOOK_UUID_RE.test(room.slice(5)) ? room.slice(5) : undefined;
+}
 
 /** `name.namespace`: two non-empty labels without spaces */
 export const BNS_NAME_RE = /^[^\s.]+\.[^\s.]+$/;
@@ -66,6 +76,8 @@ export function isValidRoom(room: string): boolean {
       return isAssetIdentifier(value);
     case 'bns-name':
       return BNS_NAME_RE.test(value);
+    case 'hook':
+      return HOOK_UUID_RE.test(value);
     default:
       return false;
   }

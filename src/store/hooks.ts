@@ -179,10 +179,64 @@ export async function canonicalTipHeight(sql: Sql): Promise<number> {
   return r.h === null ? -1 : Number(r.h);
 }
 
-/** Blocks with the txs they included (their confirmed microblock txs too) and those txs' events, in chain order. */
-export async function loadHookBlocks(sql: Sql, hashes: string[]): Promise<Map<string, HookBlock>> {
+/**
+ * Which txs of a block a predicate could match, as SQL can tell from the columns alone (a superset: the evaluator
+ * still decides). `every`: no narrowing (block_height, deployments by trait).
+ */
+export type HookTxFilter =
+  | { every: true }
+  | { txId: string }
+  | { calledContract: string }
+  | { deployments: true }
+  | { eventTypes: string[]; contractId?: string; assetIdentifier?: string };
+
+/** A tx of a block, by the keys of `txs`. */
+interface TxKey {
+  h: string;
+  m: string;
+  t: string;
+}
+
+/** The txs of these blocks that may match the filter (included microblock txs too). */
+async function candidateTxs(sql: Sql, hashes: string[], f: Exclude<HookTxFilter, { every: true }>): Promise<TxKey[]> {
+  if ('eventTypes' in f) {
+    return sql<TxKey[]>`
+      SELECT DISTINCT index_block_hash AS h, microblock_hash AS m, tx_id AS t FROM events
+      WHERE index_block_hash = ANY(${hashes}) AND microblock_canonical AND event_type = ANY(${f.eventTypes})
+        ${f.contractId !== undefined ? sql`AND contract_id = ${f.contractId}` : sql``}
+        ${f.assetIdentifier !== undefined ? sql`AND asset_identifier = ${f.assetIdentifier}` : sql``}`;
+  }
+  const cond =
+    'txId' in f ? sql`tx_id = ${f.txId}` : 'calledContract' in f ? sql`contract_call_contract_id = ${f.calledContract}` : sql`tx_type = 'smart_contract'`;
+  return sql<TxKey[]>`
+    SELECT index_block_hash AS h, microblock_hash AS m, tx_id AS t FROM txs
+    WHERE index_block_hash = ANY(${hashes}) AND microblock_canonical AND ${cond}`;
+}
+
+/**
+ * For a history evaluation: the blocks among `hashes` holding a tx the filter lets through, each with those txs only
+ * (and all their events). Set-based: one statement finds the candidates of every block at once, and only their rows
+ * are read, instead of every tx and event of every block.
+ */
+export async function loadHookCandidates(sql: Sql, hashes: string[], f: HookTxFilter): Promise<Map<string, HookBlock>> {
+  if ('every' in f) return loadHookBlocks(sql, hashes);
+  const keys = await candidateTxs(sql, hashes, f);
+  if (!keys.length) return new Map();
+  return loadHookBlocks(sql, [...new Set(keys.map((k) => k.h))], keys);
+}
+
+/**
+ * Blocks with the txs they included (their confirmed microblock txs too) and those txs' events, in chain order;
+ * with `only`, just those txs.
+ */
+export async function loadHookBlocks(sql: Sql, hashes: string[], only?: TxKey[]): Promise<Map<string, HookBlock>> {
   const out = new Map<string, HookBlock>();
   if (!hashes.length) return out;
+  const onlyTxs = (alias: string) =>
+    only
+      ? sql`AND (${sql(alias)}.index_block_hash, ${sql(alias)}.microblock_hash, ${sql(alias)}.tx_id) IN (
+              SELECT * FROM unnest(${only.map((k) => k.h)}::text[], ${only.map((k) => k.m)}::text[], ${only.map((k) => k.t)}::text[]))`
+      : sql``;
   const blocks = await sql<Record<string, unknown>[]>`
     SELECT index_block_hash, block_hash, block_height, block_time, parent_index_block_hash, parent_block_hash,
            burn_block_hash, burn_block_height, burn_block_time
@@ -205,7 +259,7 @@ export async function loadHookBlocks(sql: Sql, hashes: string[]): Promise<Map<st
     SELECT index_block_hash, microblock_hash, tx_id, tx_index, tx_type, status, sender_address, nonce::text AS nonce,
            fee_rate::text AS fee_rate, raw_tx, raw_result, contract_call_contract_id, smart_contract_contract_id,
            contract_abi, api
-    FROM txs WHERE index_block_hash = ANY(${hashes}) AND microblock_canonical
+    FROM txs x WHERE index_block_hash = ANY(${hashes}) AND microblock_canonical ${onlyTxs('x')}
     ORDER BY index_block_hash, tx_index`;
   const byKey = new Map<string, HookTx>();
   for (const t of txs) {
@@ -218,7 +272,7 @@ export async function loadHookBlocks(sql: Sql, hashes: string[]): Promise<Map<st
     SELECT index_block_hash, microblock_hash, tx_id, event_index, event_type, asset_event_type, asset_identifier,
            contract_id, topic, sender, recipient, amount::text AS amount, value_hex, locked_address,
            unlock_height::text AS unlock_height, api
-    FROM events WHERE index_block_hash = ANY(${hashes}) AND microblock_canonical
+    FROM events x WHERE index_block_hash = ANY(${hashes}) AND microblock_canonical ${onlyTxs('x')}
     ORDER BY index_block_hash, tx_index, event_index`;
   for (const e of events) {
     const { index_block_hash, microblock_hash, tx_id, ...rest } = e;
@@ -289,16 +343,26 @@ export interface DueDelivery {
   secret: string;
 }
 
-/** Per hook that is not paused, its oldest pending delivery when it is due; hooks in `busy` are left out. */
+/**
+ * Per hook that is not paused, its oldest pending delivery when it is due; hooks in `busy` are left out. The heads
+ * are found by skipping through the pending index from hook to hook (one probe per hook with something pending), not
+ * by asking every registered hook: the delivery loop runs this after each answer, with thousands of hooks idle.
+ */
 export async function dueDeliveries(sql: Sql, limit: number, busy: number[]): Promise<DueDelivery[]> {
   const rows = await sql<Record<string, unknown>[]>`
+    WITH RECURSIVE heads AS (
+      (SELECT hook_id, id FROM hook_deliveries WHERE status = 'pending' ORDER BY hook_id, id LIMIT 1)
+      UNION ALL
+      SELECT n.hook_id, n.id FROM heads p
+      CROSS JOIN LATERAL (
+        SELECT hook_id, id FROM hook_deliveries WHERE status = 'pending' AND hook_id > p.hook_id ORDER BY hook_id, id LIMIT 1
+      ) n
+    )
     SELECT d.id, d.hook_id, d.action, d.block, d.attempts, h.uuid, h.predicate, h.url, h.authorization_header, h.secret
-    FROM hooks h
-    CROSS JOIN LATERAL (
-      SELECT id, hook_id, action, block, attempts, next_attempt_at FROM hook_deliveries
-      WHERE hook_id = h.id AND status = 'pending' ORDER BY id LIMIT 1
-    ) d
-    WHERE h.status <> 'paused' AND d.next_attempt_at <= now() AND NOT (h.id = ANY(${busy}::bigint[]))
+    FROM heads
+    JOIN hook_deliveries d ON d.id = heads.id
+    JOIN hooks h ON h.id = heads.hook_id
+    WHERE h.status <> 'paused' AND d.next_attempt_at <= now() AND NOT (heads.hook_id = ANY(${busy}::bigint[]))
     ORDER BY d.next_attempt_at, d.id
     LIMIT ${limit}`;
   return rows.map((r) => ({ ...(r as unknown as DueDelivery), id: Number(r.id), hook_id: Number(r.hook_id) }));
@@ -369,6 +433,12 @@ export async function setHookPaused(sql: Sql, owner: string, uuid: string, pause
     [owner, uuid, paused],
   );
   return rows[0] ? hookRow(rows[0]) : undefined;
+}
+
+/** The API key name that owns the hook (undefined: no such hook), for the push room hook:<uuid>. */
+export async function hookOwner(sql: Sql, uuid: string): Promise<string | undefined> {
+  const [r] = await sql<{ owner: string }[]>`SELECT owner FROM hooks WHERE uuid = ${uuid.toLowerCase()}`;
+  return r?.owner;
 }
 
 export async function deleteHook(sql: Sql, owner: string, uuid: string): Promise<boolean> {
