@@ -63,6 +63,8 @@ export interface Config {
   replicaMaxLagMs: number;
   /** How often the replica's replay position is polled while push messages wait for it (milliseconds). */
   replicaPollMs: number;
+  /** Push messages an api process holds at most while its replica has not replayed them; past it the oldest are dropped (clients resume by cursor). */
+  replicaMaxHeldMessages: number;
   /** Webhooks (docs/hooks.md): hooks per API key, payload bytes, request timeout, receiving hosts, back-off, parallelism. */
   hooksMaxPerKey: number;
   hooksMaxPayloadBytes: number;
@@ -258,6 +260,7 @@ const envSchema = z.object({
   PUSH_RESUME_WINDOW_S: envVar(integer(0, 7 * 24 * 3600), 900),
   REPLICA_MAX_LAG_MS: envVar(positiveMs, 10_000),
   REPLICA_POLL_MS: envVar(integer(1, 10_000, 'integer 1-10000 (milliseconds)'), 10),
+  REPLICA_MAX_HELD_MESSAGES: envVar(integer(1, 10_000_000), 10_000),
   HOOKS_MAX_PER_KEY: envVar(integer(0, 1_000_000), 100),
   HOOKS_MAX_PAYLOAD_BYTES: envVar(byteSize, 4 * MB),
   HOOKS_TIMEOUT_MS: envVar(positiveMs, 10_000),
@@ -317,6 +320,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     pushResumeWindowMs: e.PUSH_RESUME_WINDOW_S * 1000,
     replicaMaxLagMs: e.REPLICA_MAX_LAG_MS,
     replicaPollMs: e.REPLICA_POLL_MS,
+    replicaMaxHeldMessages: e.REPLICA_MAX_HELD_MESSAGES,
     hooksMaxPerKey: e.HOOKS_MAX_PER_KEY,
     hooksMaxPayloadBytes: e.HOOKS_MAX_PAYLOAD_BYTES,
     hooksTimeoutMs: e.HOOKS_TIMEOUT_MS,

@@ -19,7 +19,9 @@ export interface MetricSources {
   /** the projector of this process (ingest modes): messages logged and applied */
   projector?: () => { appliedId: number; newestId: number } | undefined;
   /** the push server of this process (api modes) */
-  push?: () => { socket_connections: number; rpc_connections: number; rooms: number } | undefined;
+  push?: () =>
+    | { socket_connections: number; rpc_connections: number; rooms: number; replica_held?: number; replica_dropped?: number }
+    | undefined;
   /** the read replica (DATABASE_READ_URL): its replay lag is measured at each scrape */
   replica?: Sql;
 }
@@ -106,6 +108,24 @@ new client.Gauge({
   collect() {
     const p = sources.push?.();
     if (p) this.set(p.rooms);
+  },
+});
+new client.Gauge({
+  name: 'stacks_pulse_push_replica_held_messages',
+  help: 'Push messages waiting until the read replica has replayed them (DATABASE_READ_URL; at most REPLICA_MAX_HELD_MESSAGES)',
+  registers: [registry],
+  collect() {
+    const p = sources.push?.();
+    if (p?.replica_held !== undefined) this.set(p.replica_held);
+  },
+});
+new client.Gauge({
+  name: 'stacks_pulse_push_replica_dropped_messages',
+  help: 'Push messages dropped because more than REPLICA_MAX_HELD_MESSAGES waited for the replica (their clients resumed by cursor), since start',
+  registers: [registry],
+  collect() {
+    const p = sources.push?.();
+    if (p?.replica_dropped !== undefined) this.set(p.replica_dropped);
   },
 });
 const pushMessages = new client.Counter({

@@ -177,7 +177,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
         pipeline,
         snapshots: db.kind !== 'pglite',
         access: access.access,
-        replica: replica && { sql: db.read, monitor: replica },
+        replica: replica && { sql: db.read, monitor: replica, maxHeld: config.replicaMaxHeldMessages },
       });
       await startObserver();
       const listening = await listen(app, config.apiHost, config.apiPort).catch((err: unknown) => {
@@ -201,7 +201,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
         projector: () => pipeline && { appliedId: pipeline.projector.appliedId, newestId: pipeline.projector.newestId },
         push: () => {
           const server = push?.server;
-          return server && { ...server.metrics(), rooms: server.roomCount() };
+          return server && { ...server.metrics(), rooms: server.roomCount(), replica_held: server.heldMessages, replica_dropped: server.droppedMessages };
         },
         replica: config.databaseReadUrl ? db.read : undefined,
       });

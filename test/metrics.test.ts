@@ -114,6 +114,9 @@ describe('metrics', () => {
       expect(sample(text, 'stacks_pulse_db_in_flight', { pool: 'primary' })).toBeGreaterThanOrEqual(0);
       expect(sample(text, 'stacks_pulse_replica_replay_lag_seconds')).toBe(0);
       expect(sample(text, 'stacks_pulse_replica_replay_lag_bytes')).toBe(0);
+      // everything replayed (the read pool is the primary itself): nothing waits, nothing was dropped
+      expect(sample(text, 'stacks_pulse_push_replica_held_messages')).toBe(0);
+      expect(sample(text, 'stacks_pulse_push_replica_dropped_messages')).toBe(0);
       expect(sample(text, 'stacks_pulse_rate_limit_rejections_total')).toBe(0);
       expect(sample(text, 'stacks_pulse_process_resident_memory_bytes')).toBeGreaterThan(0);
     } finally {

@@ -49,7 +49,7 @@ export async function startPush(
      * The read replica this process's REST API reads (DATABASE_READ_URL) and its monitor: messages are delivered once
      * it has replayed them, and resumes read push_messages from it (src/push/replica-gate.ts).
      */
-    replica?: { sql: Sql; monitor: ReplicaMonitor };
+    replica?: { sql: Sql; monitor: ReplicaMonitor; maxHeld: number };
   },
 ): Promise<Push> {
   const clients: Redis[] = [];

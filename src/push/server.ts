@@ -58,7 +58,7 @@ export interface PushServerOptions {
    * (replica-gate.ts), and resumes read push_messages from the replica. Socket.IO packets are then emitted by this
    * process from the push channel's batches, not taken from the Redis adapter (which would deliver them at once).
    */
-  replica?: { sql: Sql; monitor: ReplicaMonitor };
+  replica?: { sql: Sql; monitor: ReplicaMonitor; maxHeld: number };
 }
 
 /** Counters of one api process (GET /extended/v1/status/push). */
@@ -117,7 +117,7 @@ export class PushServer implements PushSink {
   ) {
     this.maxBuffered = opts.maxBufferedBytes ?? 8 * 1024 * 1024;
     this.logSql = opts.replica?.sql ?? opts.sql;
-    if (opts.replica) this.gate = new ReplicaGate(opts.replica.monitor, (msgs) => this.releaseBatch(msgs));
+    if (opts.replica) this.gate = new ReplicaGate(opts.replica.monitor, (msgs) => this.releaseBatch(msgs), { maxHeld: opts.replica.maxHeld });
     this.io = new Server({
       path: '/socket.io/',
       transports: ['websocket', 'polling'],
@@ -269,7 +269,8 @@ export class PushServer implements PushSink {
       resumes: this.counts.resumes,
       messages_replayed: this.counts.replayed,
       forced_resyncs: this.counts.resyncs,
-      redis_adapter: this.opts.redis?.adapter ?? null,
+      // reading a replica, the adapter is not attached: this process emits the push channel's batches itself
+      redis_adapter: this.opts.redis && !this.gate ? this.opts.redis.adapter : null,
     };
   }
 
@@ -320,6 +321,11 @@ export class PushServer implements PushSink {
   /** Messages held until the read replica replays them (0 without a replica). */
   get heldMessages(): number {
     return this.gate?.waiting ?? 0;
+  }
+
+  /** Messages dropped from the replica gate because too many were held (their clients resumed by cursor). */
+  get droppedMessages(): number {
+    return this.gate?.dropped ?? 0;
   }
 
   /** The Redis connections are up (undefined: no Redis). */
