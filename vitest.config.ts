@@ -18,6 +18,8 @@ function isDriverSocketFault(err: { name?: string; message?: string; stack?: str
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // once per run: the migrated template database test databases are copied from
+    globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
