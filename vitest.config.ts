@@ -18,7 +18,7 @@ function isDriverSocketFault(err: { name?: string; message?: string; stack?: str
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // once per run: the migrated template database test databases are copied from
+    // once per run: the migrated template database test databases are copied from, and the run's shared service build
     globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
