@@ -18,8 +18,12 @@ function isDriverSocketFault(err: { name?: string; message?: string; stack?: str
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
+    // once per run: the migrated template database test databases are copied from, and the run's shared service build
+    globalSetup: ['test/helpers/global-setup.ts'],
+    // Generous: a timeout here only catches a hang. Tests do real work against real servers, and on a loaded machine
+    // (a 2-core laptop also running another suite) that work takes several times as long; speed is measured in load/.
+    testTimeout: 300_000,
+    hookTimeout: 600_000,
     pool: 'forks',
     fileParallelism: true,
     maxWorkers: 2,

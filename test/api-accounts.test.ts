@@ -38,7 +38,7 @@ describe('wallet accounts on a generated chain', () => {
     const [t] = await svc.db.sql<{ h: number }[]>`SELECT max(block_height)::int AS h FROM blocks WHERE canonical`;
     tip = t.h;
     expect(s.h, 'an unconfirmed stream on the tip').toBe(tip + 1);
-  }, 120_000);
+  }, 300_000);
   afterAll(async () => {
     await svc?.stop();
   });

@@ -317,7 +317,7 @@ describe('BNS on a generated chain with forks', () => {
       if (b === bUpd) messages.push({ path: '/attachments/new', body: attachment(bUpd, 'name-update', 'alice', 'pulse', H_UPD, zonefile) });
     }
     svc = await startTestService();
-  }, 120_000);
+  }, 300_000);
   afterAll(async () => {
     await svc?.stop();
   });
@@ -341,7 +341,7 @@ describe('BNS on a generated chain with forks', () => {
     // the orphaned block's name was there while its branch led, and went with it
     expect(ghostSeen).toBe(true);
     expect((await get(svc, '/v1/names')).body).toEqual(['alice.pulse', 'bob.pulse']);
-  }, 120_000);
+  }, 300_000);
 
   it('bns-name push rooms: every change of a name, and its disappearance with a losing fork', async () => {
     const { socket, rpc } = pushed!;
@@ -525,7 +525,7 @@ describe('BNS on a generated chain with real BNS contract calls (load/generate.t
     } finally {
       await svc.stop();
     }
-  }, 180_000);
+  }, 300_000);
 });
 
 // ---------------------------------------------------------------------------------------------------------------

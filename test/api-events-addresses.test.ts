@@ -128,7 +128,7 @@ describe('fuzzed-transactions-1: balances and transfers from the node events', (
     svc = await startTestService();
     const statuses = await replay(svc.observer, lines);
     expect(statuses.every((s) => s === 200)).toBe(true);
-  }, 120_000);
+  }, 300_000);
   afterAll(async () => svc?.stop());
 
   it('balance = received − sent − fees for every address, at the tip and at every until_block', async () => {
@@ -196,7 +196,7 @@ describe('regtest pox-4: stacking lock and contract info', () => {
     svc = await startTestService();
     const statuses = await replay(svc.observer, lines);
     expect(statuses.every((s) => s === 200)).toBe(true);
-  }, 120_000);
+  }, 300_000);
   afterAll(async () => svc?.stop());
 
   it('a stx_lock event shows as the lock of its address, and in tx/events by address', async () => {
@@ -279,7 +279,7 @@ describe('with_transfers: which principals a transaction belongs to (the referen
     svc = await startTestService();
     const statuses = await replay(svc.observer, lines);
     expect(statuses.every((s) => s === 200)).toBe(true);
-  }, 120_000);
+  }, 300_000);
   afterAll(async () => svc?.stop());
 
   it('an FT or NFT party only (no STX event, not the sender, recipient or contract) gets 404; an STX party gets the tx', async () => {

@@ -119,7 +119,7 @@ describe('GET /extended/v1/tx on a generated chain', () => {
 
   beforeAll(async () => {
     svc = await startTestService();
-  }, 60_000);
+  }, 300_000);
   afterAll(async () => {
     await svc?.stop();
   });
@@ -176,7 +176,7 @@ describe('GET /extended/v1/tx on a generated chain', () => {
     }
     expect(gen.summary().orphanedBlocks).toBeGreaterThan(0);
     expect(dropped).toBeGreaterThan(0);
-  }, 120_000);
+  }, 300_000);
 
   it('pages the whole canonical list newest first, and the asc order is its reverse', async () => {
     const all = await canonical('block_height DESC, microblock_sequence DESC, tx_index DESC');

@@ -52,7 +52,7 @@ describe('Nakamoto views on fuzzed-transactions-1', () => {
     svc = await startTestService();
     const statuses = await replay(svc.observer, lines);
     expect(statuses.every((s) => s === 200)).toBe(true);
-  }, 60_000);
+  }, 300_000);
   afterAll(async () => {
     await svc?.stop();
   });

@@ -90,7 +90,7 @@ describe('burnchain rewards and slot holders through the service', () => {
       burn(C, 1000, [[R2, 7]], [R2]),
     ]);
     expect(statuses).toEqual([200, 200, 200]);
-  }, 60_000);
+  }, 300_000);
   afterAll(async () => svc?.stop());
 
   it('a burn block at an existing height replaces the slot holders at or above it; rewards stay (the reference rule)', async () => {
@@ -311,7 +311,7 @@ describe('pool delegations through the service', () => {
       delegate(S5, POOL, 500n, burn - 1n), // already expired
     ]);
     second = await nextBlock([revoke(S3, POOL), delegate(S1, POOL, 150n, null), delegate(S4, `${POOL}.pool-v1`, 450n, null)]);
-  }, 120_000);
+  }, 300_000);
   afterAll(async () => svc?.stop());
 
   it('the newest delegate-stx per stacker, revoked and expired ones left out, newest first, paged', async () => {

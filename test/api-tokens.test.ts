@@ -45,7 +45,7 @@ describe('token and balance routes on a generated chain', () => {
     // end on an unconfirmed microblock stream, so `unanchored` has something to add
     const [t] = await svc.db.sql<{ h: number }[]>`SELECT max(block_height)::int AS h FROM blocks WHERE canonical`;
     tip = t.h;
-  }, 120_000);
+  }, 300_000);
   afterAll(async () => {
     await svc?.stop();
   });

@@ -494,7 +494,7 @@ describe('v3 principals: holdings order and cursors', () => {
         INSERT INTO nft_custody (asset_identifier, value_hex, owner, tx_id, index_block_hash, block_height, tx_index, event_index)
         VALUES (${`SP000000000000000000002Q6VF78.nft-${asset}::n`}, ${value}, ${who}, 'tx', 'b', 1, 0, 0)`;
     }
-  }, 60_000);
+  }, 300_000);
   afterAll(async () => {
     await svc?.stop();
   });
@@ -542,7 +542,7 @@ describe('v3 principals: paging while blocks arrive', () => {
   let svc: TestService;
   beforeAll(async () => {
     svc = await startTestService();
-  }, 60_000);
+  }, 300_000);
   afterAll(async () => {
     await svc?.stop();
   });

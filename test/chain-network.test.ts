@@ -73,7 +73,7 @@ describe('STACKS_CHAIN_ID unset: the database adopts the first transaction’s n
     expect(dead).toEqual([{ path: '/new_mempool_tx', reason: r.body.message }]);
     // a testnet mempool tx is still welcome
     expect((await post(svc.observer, '/new_mempool_tx', [await mempoolTx('testnet', 7)])).status).toBe(200);
-  }, 120_000);
+  }, 300_000);
 
   it('a mainnet stream is adopted as mainnet; a testnet mempool tx is then refused', async () => {
     const svc = await service();
@@ -81,13 +81,13 @@ describe('STACKS_CHAIN_ID unset: the database adopts the first transaction’s n
     const r = await post(svc.observer, '/new_mempool_tx', [await mempoolTx('testnet')]);
     expect(r.status).toBe(400);
     expect(r.body.message).toMatch(/chain id 0x80000000 \(testnet\), but this database holds chain id 0x00000001 \(mainnet\)/);
-  }, 120_000);
+  }, 300_000);
 
   it('the first mempool tx decides too', async () => {
     const svc = await service();
     expect((await post(svc.observer, '/new_mempool_tx', [await mempoolTx('mainnet')])).status).toBe(200);
     expect((await post(svc.observer, '/new_mempool_tx', [await mempoolTx('testnet')])).status).toBe(400);
-  }, 60_000);
+  }, 300_000);
 });
 
 describe('STACKS_CHAIN_ID set', () => {
@@ -106,7 +106,7 @@ describe('STACKS_CHAIN_ID set', () => {
     );
     expect(err).toBeInstanceOf(StartupError);
     expect((err as Error).message).toMatch(/STACKS_CHAIN_ID=0x80000000 \(testnet\), but this database holds chain id 0x00000001 \(mainnet\)/);
-  }, 60_000);
+  }, 300_000);
 
   it('a database that adopted testnet refuses STACKS_CHAIN_ID=mainnet', async () => {
     const db: TestDatabase = await createTestDatabase();
@@ -114,5 +114,5 @@ describe('STACKS_CHAIN_ID set', () => {
     await db.sql`INSERT INTO chain_network (chain_id, source) VALUES (${0x80000000}, 'test')`;
     const config = loadConfig({ DATABASE_URL: db.url, API_HOST: '127.0.0.1', API_PORT: '0', OBSERVER_PORT: '0', STACKS_CHAIN_ID: '0x00000001' });
     await expect(startService(config, createLogger('silent'))).rejects.toThrow(/this database holds chain id 0x80000000 \(testnet\)/);
-  }, 60_000);
+  }, 300_000);
 });

@@ -174,7 +174,7 @@ describe('the compiled CLI (real processes)', () => {
     const badOpt = run(['migrate', '--fast']);
     expect(badOpt.status).toBe(2);
     expect(badOpt.stderr).toContain('stacks-pulse migrate: error: unknown option --fast');
-  }, 60_000);
+  }, 300_000);
 
   it('fail fast on what retrying cannot fix: exit 2 for a malformed command line, 1 for a missing input, nothing created on disk', async () => {
     const cwd = mkdtempSync(path.join(tmpdir(), 'sp-failfast-'));
@@ -202,7 +202,7 @@ describe('the compiled CLI (real processes)', () => {
     } finally {
       rmSync(cwd, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, 300_000);
 
   it('replay stops at once on a 4xx (the API port given by mistake) and names the likely cause; retries 5xx', async () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'sp-replay4xx-')), 'one.tsv');
@@ -229,7 +229,7 @@ describe('the compiled CLI (real processes)', () => {
       server.close();
       rmSync(path.dirname(file), { recursive: true, force: true });
     }
-  }, 60_000);
+  }, 300_000);
 
   it('demo: fails fast on the API port and on a port nothing listens on', async () => {
     const svc = await startTestService();
@@ -257,7 +257,7 @@ describe('the compiled CLI (real processes)', () => {
     } finally {
       await svc.stop();
     }
-  }, 120_000);
+  }, 300_000);
 
   it('demo feeds a running service: blocks, a fork, balances, BNS names and a non-empty mempool are served by REST', async () => {
     const svc = await startTestService();
@@ -299,7 +299,7 @@ describe('the compiled CLI (real processes)', () => {
     } finally {
       await svc.stop();
     }
-  }, 240_000);
+  }, 300_000);
 
   it('import-events: Ctrl-C exits 130 saying what is logged; a re-run continues without duplicates and applies everything', async () => {
     const { createTestDatabase } = await import('./helpers/db.js');
@@ -345,7 +345,7 @@ describe('the compiled CLI (real processes)', () => {
       rmSync(dir, { recursive: true, force: true });
       await db.drop();
     }
-  }, 180_000);
+  }, 300_000);
 
   it('replay --file mocknet.tsv --url <observer> delivers every message to a running service', async () => {
     const svc = await startTestService();
@@ -362,7 +362,7 @@ describe('the compiled CLI (real processes)', () => {
     } finally {
       await svc.stop();
     }
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('import-events', () => {
@@ -404,5 +404,5 @@ describe('import-events', () => {
       rmSync(dir, { recursive: true, force: true });
       await Promise.all([a.drop(), b.drop()]);
     }
-  }, 120_000);
+  }, 300_000);
 });

@@ -79,7 +79,7 @@ async function openDashboard(browser: Browser, svc: TestService, hash = ''): Pro
   page.on('pageerror', (e) => w.errors.push(String(e)));
   const res = await page.goto(`${svc.api}/dashboard${hash}`, { waitUntil: 'load' });
   expect(res?.status()).toBe(200);
-  await page.waitForFunction(() => document.getElementById('conn')?.dataset.state === 'connected', null, { timeout: 15_000 });
+  await page.waitForFunction(() => document.getElementById('conn')?.dataset.state === 'connected', null, { timeout: 120_000 });
   return w;
 }
 
@@ -99,7 +99,7 @@ describe('GET /dashboard (headless Chromium)', () => {
 
   beforeAll(async () => {
     browser = await launchChromium();
-  }, 60_000);
+  }, 300_000);
 
   afterAll(async () => {
     await browser?.close();
@@ -158,14 +158,14 @@ describe('GET /dashboard (headless Chromium)', () => {
       await page.fill('#watch-input', principal);
       await page.click('#watch-form button');
       await page
-        .waitForFunction(() => /recent transaction\(s\) loaded/.test(document.getElementById('watch-status')!.textContent ?? ''), null, { timeout: 10_000 })
+        .waitForFunction(() => /recent transaction\(s\) loaded/.test(document.getElementById('watch-status')!.textContent ?? ''), null, { timeout: 120_000 })
         .catch(async (e: Error) => {
           throw new Error(`${e.message}; status: ${await text(page, '#watch-status')}; bad: ${w.bad.join(', ')}; errors: ${w.errors.join(', ')}`);
         });
       await replay(svc.observer, lines.slice(cut1, cut2));
       const tipAfterTwoThirds = Math.max(...blocks.filter((b) => b.line < cut2).map((b) => b.height));
       await page.waitForFunction((h) => document.getElementById('tip-height')!.textContent === String(h), tipAfterTwoThirds, {
-        timeout: 30_000,
+        timeout: 120_000,
       });
 
       // disconnect, replay the rest while away, reconnect: the page resumes from its last cursor
@@ -184,7 +184,7 @@ describe('GET /dashboard (headless Chromium)', () => {
 
       // tip and block list reach the fixture's last block
       await page.waitForFunction((h) => document.getElementById('tip-height')!.textContent === String(h), last.height, {
-        timeout: 30_000,
+        timeout: 120_000,
       });
       const tip = await restJson<{ chain_tip: { block_height: number; block_hash: string; burn_block_height: number } }>(svc, '/extended');
       expect(tip.chain_tip.block_height).toBe(last.height);
@@ -198,7 +198,7 @@ describe('GET /dashboard (headless Chromium)', () => {
       await page.waitForFunction(
         (want) => [...document.querySelectorAll('#blocks tr[data-state="canonical"]')].map((r) => r.getAttribute('data-index-block-hash')).join() === want,
         rest.results.map((b) => b.index_block_hash).join(),
-        { timeout: 15_000 },
+        { timeout: 120_000 },
       );
       const rowHashes = await attrs(page, '#blocks tr', 'data-index-block-hash');
       expect(new Set(rowHashes).size).toBe(rowHashes.length); // no duplicate rows after the resume
@@ -239,7 +239,7 @@ describe('GET /dashboard (headless Chromium)', () => {
       await page.waitForFunction(
         (ids) => ids.every((id) => document.querySelector(`#watch-txs li[data-tx-id="${id}"]`)),
         want,
-        { timeout: 15_000 },
+        { timeout: 120_000 },
       );
       const shownIds = await attrs(page, '#watch-txs li', 'data-tx-id');
       expect(new Set(shownIds).size).toBe(shownIds.length);
@@ -277,7 +277,7 @@ describe('GET /dashboard (headless Chromium)', () => {
     } finally {
       await svc.stop();
     }
-  }, 180_000);
+  }, 300_000);
 
   it('marks the orphaned block of a reorg (mainnet-reorg-scenario2) and keeps it in the list', async () => {
     const lines = readFixture('mainnet-reorg-scenario2');
@@ -300,9 +300,9 @@ describe('GET /dashboard (headless Chromium)', () => {
       expect(cursorBefore).toMatch(/^\d+$/);
       await page.waitForFunction(() => document.getElementById('conn')!.dataset.state === 'reconnecting');
       await replay(svc.observer, lines.slice(firstPushed.line + 1));
-      await page.waitForFunction(() => document.getElementById('conn')!.dataset.state === 'resumed', null, { timeout: 15_000 });
+      await page.waitForFunction(() => document.getElementById('conn')!.dataset.state === 'resumed', null, { timeout: 120_000 });
       expect(await text(page, '#conn')).toBe(`connected · resumed from cursor ${cursorBefore}`);
-      await page.waitForFunction((h) => document.getElementById('tip-height')!.textContent === String(h), top, { timeout: 30_000 });
+      await page.waitForFunction((h) => document.getElementById('tip-height')!.textContent === String(h), top, { timeout: 120_000 });
 
       // which fixture blocks lost: those the REST API no longer reports as canonical at their height
       const orphaned: FixtureBlock[] = [];
@@ -315,12 +315,12 @@ describe('GET /dashboard (headless Chromium)', () => {
       await page.waitForFunction(
         (ids) => ids.every((id) => document.querySelector(`#blocks tr[data-index-block-hash="${id}"]`)?.getAttribute('data-state') === 'orphaned'),
         orphaned.map((b) => b.index_block_hash),
-        { timeout: 15_000 },
+        { timeout: 120_000 },
       );
       await page.waitForFunction(
         (ids) => ids.every((id) => document.querySelector(`#blocks tr[data-index-block-hash="${id}"]`)?.getAttribute('data-state') === 'canonical'),
         canonical.map((b) => b.index_block_hash),
-        { timeout: 15_000 },
+        { timeout: 120_000 },
       );
       const orphanRow = page.locator(`#blocks tr[data-index-block-hash="${orphaned[0].index_block_hash}"]`);
       expect(await orphanRow.locator('.tag').innerText()).toBe('orphaned');
@@ -352,5 +352,5 @@ describe('GET /dashboard (headless Chromium)', () => {
     } finally {
       await svc.stop();
     }
-  }, 120_000);
+  }, 300_000);
 });

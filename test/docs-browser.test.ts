@@ -17,7 +17,7 @@ describe('GET /docs (headless Chromium)', () => {
 
   beforeAll(async () => {
     svc = await startTestService();
-  }, 60_000);
+  }, 300_000);
 
   afterAll(async () => {
     await browser?.close();
@@ -40,7 +40,7 @@ describe('GET /docs (headless Chromium)', () => {
     const res = await page.goto(svc.api + '/docs', { waitUntil: 'load' });
     expect(res?.status()).toBe(200);
     // Swagger UI renders one .opblock per operation (its path in data-path) once the document is loaded
-    await page.waitForSelector('.opblock .opblock-summary [data-path]', { timeout: 30_000 });
+    await page.waitForSelector('.opblock .opblock-summary [data-path]', { timeout: 120_000 });
 
     const paths = await page.$$eval('.opblock .opblock-summary [data-path]', (els) =>
       els.map((e) => (e.getAttribute('data-path') ?? e.textContent ?? '').replace(/\u200b/g, '').trim()),
@@ -73,5 +73,5 @@ describe('GET /docs (headless Chromium)', () => {
     expect(failed).toEqual([]);
     expect(consoleErrors).toEqual([]);
     await page.close();
-  }, 60_000);
+  }, 300_000);
 });

@@ -21,7 +21,7 @@ const children: ChildService[] = [];
 
 beforeAll(async () => {
   [build, redis, db] = await Promise.all([buildService(), startRedis(), createTestDatabase('sp_redisfault')]);
-}, 240_000);
+}, 300_000);
 
 afterAll(async () => {
   for (const c of children) await c.stop();
@@ -163,5 +163,5 @@ describe('Redis outage during push', () => {
       s.close();
       expect(got).toEqual(want);
     }
-  }, 240_000);
+  }, 300_000);
 });

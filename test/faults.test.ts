@@ -128,7 +128,7 @@ function totalFailures(s: NodeReplayStats): number {
 beforeAll(async () => {
   [build, pg] = await Promise.all([buildService(), startPostgres()]);
   await cleanDump(FIXTURE, lines);
-}, 240_000);
+}, 300_000);
 
 afterAll(async () => {
   build?.remove();
@@ -195,7 +195,7 @@ describe('faults', () => {
       await Promise.allSettled(restarts);
       await svc.stop();
     }
-  }, 180_000);
+  }, 300_000);
 
   it('the service SIGKILLed mid-message three times and restarted: same database as a clean replay', async () => {
     const url = await freshDatabase();
@@ -232,7 +232,7 @@ describe('faults', () => {
       await Promise.allSettled(restarts);
       await svc.stop();
     }
-  }, 180_000);
+  }, 300_000);
 
   it('every message delivered twice, then the backlog re-sent after a restart: same database', async () => {
     for (const name of [FIXTURE, ...FORK_FIXTURES]) {
@@ -262,7 +262,7 @@ describe('faults', () => {
         await svc.stop();
       }
     }
-  }, 240_000);
+  }, 300_000);
 });
 
 describe('import-events faults', () => {
@@ -289,7 +289,7 @@ describe('import-events faults', () => {
       await db.close();
     }
     want = await everythingOf(url);
-  }, 240_000);
+  }, 300_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   /** Where the projector stands in `url`'s database. */
@@ -350,7 +350,7 @@ describe('import-events faults', () => {
     const done = await progressOf(url);
     expect(done.applied).toBe(done.logged);
     expect(await everythingOf(url)).toEqual(want);
-  }, 240_000);
+  }, 300_000);
 
   it('SIGKILLed with the API-only indexes deferred: the re-run builds them; the tables and indexes equal a clean import', async () => {
     const url = await freshDatabase();
@@ -371,7 +371,7 @@ describe('import-events faults', () => {
     const done = await progressOf(url);
     expect(done.applied).toBe(done.logged);
     expect(await everythingOf(url)).toEqual(want);
-  }, 240_000);
+  }, 300_000);
 
   it('PostgreSQL crashed and restarted mid-import: the import rides it out (or a re-run finishes it); the tables equal a clean import', async () => {
     const url = await freshDatabase();
@@ -394,7 +394,7 @@ describe('import-events faults', () => {
     expect(done.applied, `first run exited ${code}: ${run.output().slice(-2000)}`).toBe(done.logged);
     expect(await everythingOf(url)).toEqual(want);
     console.log(`PostgreSQL crash mid-import: the first run exited ${code}`);
-  }, 240_000);
+  }, 300_000);
 });
 
 /** Starts `node <main> serve` without the helper, to observe its exit code and timing. */
@@ -528,5 +528,5 @@ describe('SIGTERM', () => {
         }
       }
     }
-  }, 120_000);
+  }, 300_000);
 });

@@ -13,7 +13,7 @@ import { startTestService, type TestService } from './helpers/service.js';
 let svc: TestService;
 beforeAll(async () => {
   svc = await startTestService();
-}, 60_000);
+}, 300_000);
 afterAll(async () => svc?.stop());
 
 interface Raw {
@@ -107,7 +107,7 @@ describe('request heads over the limit → 431 JSON', () => {
     }
     const alive = await fetch(svc.api + '/extended');
     expect(alive.status).toBe(200);
-  }, 120_000);
+  }, 300_000);
 
   it('library limit (uWebSockets.js 20.30): a head over 4 KB arriving in pieces is closed by uWS without an answer', async () => {
     const r = await rawRequest(svc.api, get('/extended/v1/tx/0x' + 'a'.repeat(6000)), { chunk: 1000 });

@@ -128,7 +128,7 @@ beforeAll(async () => {
   const base = readFixture('mocknet');
   expect((await replay(svc.observer, base)).every((s) => s === 200)).toBe(true);
   for (const name of fixtureNames()) sources.push(...readFixture(name));
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await svc?.stop();

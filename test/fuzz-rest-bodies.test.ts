@@ -47,7 +47,7 @@ beforeAll(async () => {
       ops.push({ path, schema, documented5xx });
     }
   }
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await svc?.stop();

@@ -77,7 +77,7 @@ beforeAll(async () => {
     }
   }
   expect(ops.length).toBeGreaterThan(15);
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await svc?.stop();

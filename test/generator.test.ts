@@ -134,7 +134,7 @@ describe('a generated chain with forks replayed into the service', () => {
       expect(status, `${m.id} ${m.path}`).toBe(200);
     }
     await settled(svc.observer);
-  }, 180_000);
+  }, 300_000);
   afterAll(async () => {
     await svc?.stop();
   });

@@ -125,7 +125,7 @@ describe('hooks', () => {
     const gen = new ChainGenerator({ blocks: 48, txsPerBlock: 6, seed: 'hooks', forks: true, forkEvery: 6, forkDepth: 2, microblockEvery: 4 });
     for await (const m of gen.messages()) lines.push({ id: String(lines.length + 1), timestamp: '', path: m.path, body: m.body });
     expect(gen.summary().orphanedBlocks).toBeGreaterThan(0);
-  }, 180_000);
+  }, 300_000);
 
   afterAll(async () => {
     await svc?.stop();
@@ -358,5 +358,5 @@ describe('hooks', () => {
     expect((await api('/extended/v1/hooks', { method: 'POST', key: otherKey, body: spec({ scope: 'stx_event', actions: ['mint'] }) })).status).toBe(409);
     expect((await api(`/extended/v1/hooks/${mine.uuid}`, { method: 'DELETE' })).status).toBe(200);
     expect((await api(`/extended/v1/hooks/${mine.uuid}`)).status).toBe(404);
-  }, 120_000);
+  }, 300_000);
 });

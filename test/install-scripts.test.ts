@@ -15,5 +15,5 @@ describe('install scripts', () => {
     // the WebSocket accelerators ship prebuilt binaries that their install step only locates
     expect(pkg.allowScripts.bufferutil).toBe(true);
     expect(pkg.allowScripts['utf-8-validate']).toBe(true);
-  }, 150_000);
+  }, 300_000);
 });

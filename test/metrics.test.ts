@@ -56,7 +56,7 @@ beforeAll(async () => {
   api = `http://127.0.0.1:${service.apiPort}`;
   observer = `http://127.0.0.1:${service.observerPort}`;
   metricsUrl = `http://127.0.0.1:${service.metricsPort}`;
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await service?.close();
@@ -122,7 +122,7 @@ describe('metrics', () => {
     } finally {
       client.socket.disconnect();
     }
-  }, 180_000);
+  }, 300_000);
 
   it('serves GET /metrics only', async () => {
     const other = await fetch(`${metricsUrl}/`);
@@ -141,5 +141,5 @@ describe('metrics', () => {
     } finally {
       await plain.stop();
     }
-  }, 120_000);
+  }, 300_000);
 });

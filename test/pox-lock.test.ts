@@ -57,7 +57,7 @@ describe('lock state and burnchain-op txs through the service', () => {
     const statuses = await replay(svc.observer, lines);
     expect(statuses.every((s) => s === 200)).toBe(true);
     tip = JSON.parse(lines.filter((l) => l.path === '/new_block').at(-1)!.body);
-  }, 120_000);
+  }, 300_000);
   afterAll(async () => svc?.stop());
 
   const stx = async () => (await (await fetch(`${svc.api}/extended/v1/address/${STACKER}/stx`)).json()) as Record<string, unknown>;

@@ -184,7 +184,7 @@ describe('a message the projector cannot apply', () => {
       await svc.db.drop();
       await clean.drop();
     }
-  }, 120_000);
+  }, 300_000);
 });
 
 

@@ -581,6 +581,6 @@ describe('/v2 proxy: streaming a 100 MB answer through a service process', () =>
       } finally {
         clearInterval(sampler);
       }
-    }, 120_000);
+    }, 300_000);
   }
 });

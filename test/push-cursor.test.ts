@@ -29,5 +29,5 @@ describe('Socket.IO resume cursor', () => {
     } finally {
       await svc.stop();
     }
-  }, 60_000);
+  }, 300_000);
 });

@@ -114,7 +114,7 @@ describe('address rooms for a block stored non-canonical', () => {
     } finally {
       socket.socket.disconnect();
     }
-  }, 180_000);
+  }, 300_000);
   afterAll(async () => {
     await svc?.stop();
   });

@@ -24,7 +24,7 @@ async function roomCounts(t: TestService): Promise<Map<string, number>> {
   return new Map(rows.map((r) => [r.room, r.n]));
 }
 
-async function until(pred: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
+async function until(pred: () => boolean | Promise<boolean>, ms = 120_000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await pred())) {
     if (Date.now() > end) throw new Error('condition not reached in time');

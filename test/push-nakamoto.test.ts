@@ -126,5 +126,5 @@ describe('burn-block and tenure rooms', () => {
     } finally {
       await svc.stop();
     }
-  }, 60_000);
+  }, 300_000);
 });

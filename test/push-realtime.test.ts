@@ -38,7 +38,7 @@ async function rpcSocket(url: string) {
     inbox,
     send: (x: unknown) => ws.send(typeof x === 'string' ? x : JSON.stringify(x)),
     /** waits until `pred` holds for some inbox message, returns it */
-    async waitFor(pred: (m: unknown) => boolean, ms = 5000): Promise<unknown> {
+    async waitFor(pred: (m: unknown) => boolean, ms = 120_000): Promise<unknown> {
       const deadline = Date.now() + ms;
       for (;;) {
         const hit = inbox.find(pred);
@@ -185,7 +185,7 @@ describe('JSON-RPC notifications equal the reference golden streams', () => {
       } finally {
         await svc.stop();
       }
-    }, 120_000);
+    }, 300_000);
   }
 });
 
@@ -214,10 +214,10 @@ describe('the unmodified @stacks/blockchain-api-client', () => {
       await client.socket.timeout(3000).emitWithAck('subscribe', 'block');
       const want = pushSpecDecisions(golden.messages, readFixture(name));
       // publication follows the projection asynchronously, so the ack can overtake the last room messages (one CI run
-      // got 10 of 11 mempool messages here): wait (5 s at most) for as many messages as expected, then compare them
+      // got 10 of 11 mempool messages here): wait (2 minutes at most, a loaded machine is slow) for as many messages as expected, then compare them
       // (a lost or extra one still fails below)
       const count = (e: string) => want.filter((m) => m.event === e).length;
-      const deadline = Date.now() + 5000;
+      const deadline = Date.now() + 120_000;
       while (
         Date.now() < deadline &&
         (blocks.length < count('block') ||
@@ -238,5 +238,5 @@ describe('the unmodified @stacks/blockchain-api-client', () => {
     } finally {
       await svc.stop();
     }
-  }, 60_000);
+  }, 300_000);
 });

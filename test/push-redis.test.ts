@@ -18,7 +18,7 @@ const goldenRooms = readGolden<{ subscriptions: string[] }>(`${FIXTURE}.socketio
 let build: Build;
 beforeAll(async () => {
   build = await buildService();
-}, 240_000);
+}, 300_000);
 afterAll(() => build?.remove());
 
 describe('fan-out through Redis: ingest + two api processes', () => {
@@ -64,7 +64,7 @@ describe('fan-out through Redis: ingest + two api processes', () => {
           ...sockets.map((s) => s.got.filter((m) => m.event === 'block').map((m) => m.cursor)),
           ...rpcs.map((r) => r.notifications().filter((m) => m.method === 'block').map((m) => m.cursor)),
         ];
-        const deadline = Date.now() + 30_000;
+        const deadline = Date.now() + 120_000;
         while (blocksOf().some((b) => b.length < n) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
         // a little longer: a duplicate would arrive now
         await new Promise((r) => setTimeout(r, 500));
@@ -90,6 +90,6 @@ describe('fan-out through Redis: ingest + two api processes', () => {
         await Promise.all(procs.map((p) => p.stop()));
         await db.drop();
       }
-    }, 120_000);
+    }, 300_000);
   }
 });

@@ -63,7 +63,7 @@ describe('token push rooms', () => {
     await svc.service.push!.publisher!.idle();
     await socket.sync();
     await rpc.sync();
-  }, 120_000);
+  }, 300_000);
   afterAll(async () => {
     socket?.socket.disconnect();
     rpc?.ws.close();

@@ -28,7 +28,7 @@ describe('rate limit defaults', () => {
     } finally {
       await svc.stop();
     }
-  }, 120_000);
+  }, 300_000);
 
   it('RATE_LIMIT_EXEMPT=none limits loopback too; the 429 names the wait, the API key and the setting', async () => {
     const svc = await startTestService({ RATE_LIMIT_ANON_RPM: '2', RATE_LIMIT_EXEMPT: 'none' });
@@ -58,5 +58,5 @@ describe('rate limit defaults', () => {
     } finally {
       await svc.stop();
     }
-  }, 120_000);
+  }, 300_000);
 });

@@ -104,7 +104,7 @@ describe('reference rules on generated chains', () => {
     } finally {
       await svc2.stop();
     }
-  }, 120_000);
+  }, 300_000);
 
   it('boot block 0 txs move into block 1 with block 1 burn data but keep block 0 block_time', async () => {
     const { messages } = await generate('rules-boot', 2);
@@ -126,7 +126,7 @@ describe('reference rules on generated chains', () => {
     } finally {
       await svc2.stop();
     }
-  }, 120_000);
+  }, 300_000);
 
   it('chain_tip.burn_block_height: raised by a higher burn block, set by the next canonical block', async () => {
     const { messages } = await generate('rules-burn', 4);
@@ -141,7 +141,7 @@ describe('reference rules on generated chains', () => {
     const b4 = blockBody(messages, 4);
     await post(svc, '/new_block', b4);
     expect((await get(svc, '/extended')).chain_tip.burn_block_height).toBe(b4.burn_block_height);
-  }, 120_000);
+  }, 300_000);
 
   it('mempool: replace-by-fee, mined winner, reorg restores the whole payer+nonce group as pending, re-mining', async () => {
     const { gen, messages } = await generate('rules-mempool', 6);
@@ -198,7 +198,7 @@ describe('reference rules on generated chains', () => {
     } finally {
       await svc2.stop();
     }
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('reference rules on generated chains: push', () => {
@@ -256,7 +256,7 @@ describe('reference rules on generated chains: push', () => {
     } finally {
       await svc.stop();
     }
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('reference rules on generated chains: mempool room', () => {
@@ -296,7 +296,7 @@ describe('reference rules on generated chains: mempool room', () => {
     } finally {
       await svc.stop();
     }
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('reference rules on generated chains: a fork with mempool traffic', () => {
@@ -370,7 +370,7 @@ describe('reference rules on generated chains: a fork with mempool traffic', () 
     } finally {
       await svc.stop();
     }
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('reference rules: estimated balance', () => {
@@ -403,7 +403,7 @@ describe('reference rules: estimated balance', () => {
     } finally {
       await svc.stop();
     }
-  }, 120_000);
+  }, 300_000);
 
   it('a tx mined in two blocks: search answers the placement the reference\'s index gives first, Rosetta finds the non-canonical block', async () => {
     const { messages } = await generate('rules-twice', 3);
@@ -471,5 +471,5 @@ describe('reference rules: estimated balance', () => {
     } finally {
       await svc2.stop();
     }
-  }, 120_000);
+  }, 300_000);
 });

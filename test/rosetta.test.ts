@@ -834,7 +834,7 @@ describe('rosetta network without STACKS_CHAIN_ID: the database adopts the netwo
   let svc: TestService;
   beforeAll(async () => {
     svc = await startTestService({ STACKS_CHAIN_ID: '' });
-  }, 120_000);
+  }, 300_000);
   afterAll(async () => svc?.stop());
 
   it('lists both networks while empty, then the adopted one; the other is refused', async () => {
@@ -846,5 +846,5 @@ describe('rosetta network without STACKS_CHAIN_ID: the database adopts the netwo
     expect(after.body).toEqual({ network_identifiers: [{ blockchain: 'stacks', network: 'testnet' }] });
     const wrong = await post(svc, '/rosetta/v1/block', { network_identifier: { blockchain: 'stacks', network: 'mainnet' }, block_identifier: {} });
     expect(wrong.body.code).toBe(610);
-  }, 120_000);
+  }, 300_000);
 });

@@ -17,7 +17,7 @@ const closers: (() => void)[] = [];
 
 beforeAll(async () => {
   svc = await startTestService();
-}, 60_000);
+}, 300_000);
 
 afterAll(async () => {
   for (const c of closers) {
@@ -186,5 +186,5 @@ describe('socket abuse', () => {
     closers.push(() => late.close());
     await connected(late);
     expect((await fetch(svc.api + '/extended')).status).toBe(200);
-  }, 180_000);
+  }, 300_000);
 });

@@ -78,7 +78,7 @@ describe('clean shutdown of an ingest process', () => {
       );
       for (const a of acked) expect(stored.has(a)).toBe(true);
     }
-  }, 120_000);
+  }, 300_000);
 });
 
 async function freePortHeld(): Promise<{ port: number; close(): Promise<void> }> {
@@ -145,7 +145,7 @@ describe('start-up', () => {
       await exited;
       await fresh.drop();
     }
-  }, 90_000);
+  }, 300_000);
 
   it('not a terminal: JSON lines only, "ready" once with the URLs, migrations as a count (names at debug)', async () => {
     const fresh = await createTestDatabase();
@@ -167,7 +167,7 @@ describe('start-up', () => {
     } finally {
       await fresh.drop();
     }
-  }, 90_000);
+  }, 300_000);
 
   it('a port in use: one line naming the setting, exit 1', async () => {
     const held = await freePortHeld();
@@ -187,7 +187,7 @@ describe('start-up', () => {
     } finally {
       await held.close();
     }
-  }, 60_000);
+  }, 300_000);
 
   it('an unreachable database: one line naming DATABASE_URL (password hidden); the stack only at debug level', async () => {
     const url = `postgres://postgres:secret@127.0.0.1:${await closedPort()}/x`;
@@ -197,7 +197,7 @@ describe('start-up', () => {
     expect(r.stdout + r.stderr).not.toContain('secret');
     const debug = run({ DATABASE_URL: url, LOG_LEVEL: 'debug' });
     expect(debug.stdout).toContain('"stack"');
-  }, 60_000);
+  }, 300_000);
 
   it('a data directory that cannot be written: one line naming DATA_DIR', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'sp-ro-'));
@@ -211,7 +211,7 @@ describe('start-up', () => {
     const r = run({ DATA_DIR: path.join(notADir, 'data') });
     expect(r.status).toBe(1);
     expect(oneLine(r.stderr)).toMatch(/^stacks-pulse serve: error: DATA_DIR=.*\/plain\/data is not writable \(ENOTDIR\): set DATA_DIR to a writable directory/);
-  }, 60_000);
+  }, 300_000);
 
   it('npm start on a fresh checkout says "building …" before compiling', async () => {
     const { REPO_ROOT } = await import('./helpers/build.js');
@@ -227,7 +227,7 @@ describe('start-up', () => {
     const first = await new Promise<string>((resolve) => child.stderr.on('data', (d) => ((err += d), err.includes('\n') && resolve(err))));
     child.kill('SIGKILL');
     expect(first.split('\n')[0]).toMatch(/^building stacks-pulse: compiling the TypeScript sources into dist\/ \(first start; this takes a minute or two, once\) …$/);
-  }, 60_000);
+  }, 300_000);
 });
 
 describe('Redis outages are logged once, then sparingly', () => {
@@ -272,5 +272,5 @@ describe('Redis outages are logged once, then sparingly', () => {
     } finally {
       await db.drop();
     }
-  }, 90_000);
+  }, 300_000);
 });

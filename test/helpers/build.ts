@@ -1,8 +1,9 @@
 // Compiles src/ with tsc into a private folder directly under the repository root (so the compiled code finds
 // sql/, package.json and node_modules exactly as dist/ does) for tests that spawn real service processes.
-// Each caller gets its own folder: test files running in parallel never write over each other.
+// One folder per vitest run, shared by its test files (they only read it); see buildService.
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { inject } from 'vitest';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -18,8 +19,71 @@ export interface Build {
   remove(): void;
 }
 
+/**
+ * The compiled service for the calling test file. Within one vitest run every file shares one build (a full tsc
+ * build costs tens of seconds, minutes on a busy machine): the first caller in any worker compiles it into the
+ * run's folder (vitest's global setup names it and removes it when the run ends), the others wait for it. The
+ * compiled code is only read, so sharing it changes nothing for the tests. `remove()` is then a no-op. Without the
+ * global setup (a script importing this helper), each call compiles a private folder that `remove()` deletes.
+ */
 export async function buildService(): Promise<Build> {
-  const dir = path.join(REPO_ROOT, `.test-build-${process.pid}-${randomBytes(3).toString('hex')}`);
+  const dir = sharedBuildDir();
+  if (dir === undefined) {
+    const own = path.join(REPO_ROOT, `.test-build-${process.pid}-${randomBytes(3).toString('hex')}`);
+    await compileInto(own);
+    return { dir: own, main: path.join(own, 'src/main.js'), remove: () => rmSync(own, { recursive: true, force: true }) };
+  }
+  shared ??= sharedBuild(dir).catch((err) => {
+    shared = undefined;
+    throw err;
+  });
+  await shared;
+  return { dir, main: path.join(dir, 'src/main.js'), remove: () => undefined };
+}
+
+let shared: Promise<void> | undefined;
+
+function sharedBuildDir(): string | undefined {
+  try {
+    return inject('sharedBuildDir');
+  } catch {
+    return undefined; // not inside a vitest worker
+  }
+}
+
+/** Marker files beside the shared folder: who builds it, that it is complete, or why it failed. */
+export function sharedBuildMarkers(dir: string): { lock: string; done: string; failed: string } {
+  return { lock: `${dir}.lock`, done: `${dir}.done`, failed: `${dir}.failed` };
+}
+
+async function sharedBuild(dir: string): Promise<void> {
+  const m = sharedBuildMarkers(dir);
+  let mine = false;
+  try {
+    mkdirSync(m.lock); // atomic: exactly one worker of the run wins
+    mine = true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  if (mine) {
+    try {
+      await compileInto(dir);
+      writeFileSync(m.done, '');
+    } catch (err) {
+      writeFileSync(m.failed, (err as Error).message);
+      throw err;
+    }
+    return;
+  }
+  // Another worker compiles: wait for the outcome, however long a busy machine makes it (the hooks' own timeouts bound this).
+  for (;;) {
+    if (existsSync(m.done)) return;
+    if (existsSync(m.failed)) throw new Error(`the shared test build failed: ${readFileSync(m.failed, 'utf8')}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function compileInto(dir: string): Promise<void> {
   mkdirSync(dir);
   writeFileSync(
     path.join(dir, 'tsconfig.json'),
@@ -39,11 +103,6 @@ export async function buildService(): Promise<Build> {
     const e = err as { stdout?: string; stderr?: string; message: string };
     throw new Error(`tsc failed: ${e.stdout ?? ''}${e.stderr ?? ''}${e.message}`);
   }
-  return {
-    dir,
-    main: path.join(dir, 'src/main.js'),
-    remove: () => rmSync(dir, { recursive: true, force: true }),
-  };
 }
 
 export interface ChildService {

@@ -55,7 +55,7 @@ export async function rpcClient(url: string, headers?: Record<string, string>) {
   const call = async (method: string, params: Record<string, unknown>) => {
     const id = `c${++n}`;
     ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 120_000;
     for (;;) {
       const reply = inbox.find((m) => m.id === id);
       if (reply) return reply;

@@ -58,9 +58,12 @@ export async function replay(observer: string, lines: FixtureLine[]): Promise<nu
  * acknowledged_id), through restarts of the service or its database (a failure the projector reports may heal: it
  * retries). Throws after `timeoutMs`, with the last status seen.
  */
-export async function settled(observer: string | (() => string), timeoutMs = 60_000): Promise<void> {
+export async function settled(observer: string | (() => string), timeoutMs = 240_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
+  // Asks again soon at first (most waits are short), then less often: every question is an HTTP request and a query,
+  // CPU taken from the projector being waited for on a busy machine.
+  let pause = 2;
   for (;;) {
     try {
       const res = await fetch((typeof observer === 'function' ? observer() : observer) + '/status');
@@ -71,6 +74,7 @@ export async function settled(observer: string | (() => string), timeoutMs = 60_
       last = err; // the service restarts, or its database does: keep asking
     }
     if (Date.now() > deadline) throw new Error(`projection not caught up after ${timeoutMs} ms: ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, pause));
+    pause = Math.min(pause * 2, 20);
   }
 }
