@@ -12,6 +12,9 @@ import { dumpEverything, rankSeq, rankSurrogateIds } from './helpers/dump.js';
 import { FIXTURES_DIR } from './helpers/fixtures.js';
 import { generateToFile } from '../load/generate.js';
 import type { Sql } from '../src/store/connect.js';
+import { appendToLog } from '../src/store/event-log.js';
+import { parseTimestamp } from '../src/replay.js';
+import { normalizeObserverPath } from '../src/observer/schemas.js';
 
 let build: Build;
 let dir: string;
@@ -44,10 +47,23 @@ interface Run {
   blocks: number;
 }
 
-/** `stacks-pulse import-events --file F` with DECODE_THREADS=threads into a fresh database. */
-async function importWith(file: string, threads: number): Promise<Run> {
+/**
+ * `stacks-pulse import-events --file F` with DECODE_THREADS=threads into a fresh database. preLogged: every line of
+ * the file is appended to the log first, without being applied (as a process stopped before its projector caught up
+ * leaves it): the import then logs nothing new and its projector applies all of it from what it reads back.
+ */
+async function importWith(file: string, threads: number, opts: { preLogged?: boolean } = {}): Promise<Run> {
   const db = await createTestDatabase('sp_decode');
   try {
+    if (opts.preLogged) {
+      const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim());
+      const entries = lines.map((l) => {
+        const [, at, p, ...body] = l.split('\t');
+        return { path: normalizeObserverPath(p), body: body.join('\t'), receivedAt: parseTimestamp(at) ?? 0 };
+      });
+      const ids = await appendToLog(db.sql, entries);
+      expect(ids.filter((id) => id !== null).length).toBeGreaterThan(0);
+    }
     const child = spawn(process.execPath, [build.main, 'import-events', '--file', file], {
       env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, LOG_LEVEL: 'info', DECODE_THREADS: String(threads) },
     });
@@ -94,6 +110,21 @@ describe('import-events with decoding in worker threads', () => {
     expect(inThread.blocks).toBe(summary.blocksSent);
     expectSameTables(inThread, one);
     expectSameTables(inThread, two);
+  }, 900_000);
+
+  it('messages read back from the log (logged, not yet applied) are decoded by the pool: the same tables', async () => {
+    const file = path.join(dir, 'read-back.tsv');
+    const summary = await generateToFile({ blocks: 30, txsPerBlock: 5, seed: 'decode-read-back', forks: true, forkEvery: 8, forkDepth: 2, microblockEvery: 4 }, file);
+    expect(summary.forks).toBeGreaterThan(0);
+    const fresh = await importWith(file, 0);
+    const readBack = await importWith(file, 2, { preLogged: true });
+    const readBackInThread = await importWith(file, 0, { preLogged: true });
+    for (const r of [fresh, readBack, readBackInThread]) expect(r.code, r.stderr).toBe(0);
+    expect(readBack.output).toContain('"decode_threads":2');
+    expect(readBack.blocks).toBe(summary.blocksSent);
+    expect(readBack.logged).toBe(fresh.logged);
+    expectSameTables(fresh, readBack);
+    expectSameTables(fresh, readBackInThread);
   }, 900_000);
 
   it('a rejected line is reported the same way, with the same dead letter and the same lines logged before it', async () => {

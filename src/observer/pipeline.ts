@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Sql } from '../store/connect.js';
 import { appendToLog, recordDeadLetter, type AppendEntry } from '../store/event-log.js';
 import { normalizeObserverPath } from './schemas.js';
-import { decodeOrReject, Rejected, type DecodeResult } from './decode.js';
+import { decodeOrReject, Rejected, type DecodeInput, type DecodeResult } from './decode.js';
 import { inThreadDecoder, type MessageDecoder } from './decode-pool.js';
 import type { ChainUpdate } from '../chain/types.js';
 import { checkTxNetworks } from '../chain/network.js';
@@ -81,7 +81,13 @@ export class ObserverPipeline {
       this.network = opts.chainId;
       this.networkRead = true;
     }
-    this.projector = new Projector(sql, log, (path, body, receivedAt) => decodeMessage(path, body, receivedAt, log), opts.projector);
+    // what the projector reads back from the log (after a restart, or appended by another process) is decoded by the
+    // same pool as what the observer receives
+    const decodeMany = this.decoder.threads > 0 ? (batch: DecodeInput[]) => this.decoder.decode(batch) : undefined;
+    this.projector = new Projector(sql, log, (path, body, receivedAt) => decodeMessage(path, body, receivedAt, log), {
+      ...opts.projector,
+      decodeMany: opts.projector?.decodeMany ?? decodeMany,
+    });
   }
 
   /**

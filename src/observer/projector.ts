@@ -19,9 +19,10 @@
 import type { Logger } from 'pino';
 import type { Sql } from '../store/connect.js';
 import { applyMessage, FastPathMissed, sendsWithoutWaiting, type IngestResult, type SentTip, type LoggedUpdate } from '../store/ingest.js';
-import { flushDerived, lockProjector, logBodies, markApplied, pendingMessages, recordProjectorFailure, logPosition, type ProjectorRow } from '../store/event-log.js';
+import { flushDerived, lockProjector, logBodies, markApplied, pendingMessages, recordProjectorFailure, logPosition, type PendingMessage, type ProjectorRow } from '../store/event-log.js';
 import { isPushable, type ChainUpdate } from '../chain/types.js';
 import { countProjection, countProjectorFailure, metricsEnabled } from '../metrics.js';
+import type { DecodeInput, DecodeResult } from './decode.js';
 
 export interface CommittedMessage {
   path: string;
@@ -40,6 +41,9 @@ export interface AppliedMessage {
 /** Turns a logged message back into its update (the observer's decoder; `receivedAt` in ms). */
 export type LogDecoder = (path: string, body: string, receivedAt: number) => ChainUpdate;
 
+/** Decodes logged messages in bulk, off the main thread (the observer's decode pool); results in the input's order. */
+export type LogBatchDecoder = (batch: DecodeInput[]) => Promise<DecodeResult[]>;
+
 export interface ProjectorOptions {
   /** messages per transaction at most (default 500) */
   maxBatch?: number;
@@ -51,6 +55,11 @@ export interface ProjectorOptions {
   retryMs?: { min: number; max: number };
   /** applied messages between two background VACUUMs of mempool_txs when autovacuum is off (default 20,000) */
   vacuumEvery?: number;
+  /**
+   * Decodes the messages a batch reads back from the log (those this process did not hand over decoded: a restart,
+   * another process's appends) in worker threads; without it they are decoded one by one in this thread.
+   */
+  decodeMany?: LogBatchDecoder;
 }
 
 interface Known extends LoggedUpdate {
@@ -115,6 +124,7 @@ export class Projector {
   private readonly maxBatchChars: number;
   private readonly maxKnownChars: number;
   private readonly retry: { min: number; max: number };
+  private readonly decodeMany: LogBatchDecoder | undefined;
 
   constructor(
     private readonly sql: Sql,
@@ -128,6 +138,7 @@ export class Projector {
     this.retry = opts.retryMs ?? { min: 250, max: 30_000 };
     this.vacuumEvery = opts.vacuumEvery ?? VACUUM_EVERY;
     this.vacuumAt = this.vacuumEvery;
+    this.decodeMany = opts.decodeMany;
     this.ready = new Promise((resolve) => (this.loaded = resolve));
   }
 
@@ -351,6 +362,7 @@ export class Projector {
     }
     const missing = take.filter((r) => !this.known.has(r.id)).map((r) => r.id);
     const bodies = await logBodies(this.sql, missing);
+    const pooled = await this.decodeLogged(take, bodies);
     const batch: (LoggedUpdate & { outbox: boolean; ackedAt?: number })[] = [];
     for (const r of take) {
       const k = this.known.get(r.id);
@@ -360,7 +372,12 @@ export class Projector {
         const body = bodies.get(r.id);
         if (body === undefined) break; // not visible (cannot happen: ids are read from the same table)
         try {
-          m = { id: r.id, path: r.path, body, update: this.decode(r.path, body, r.receivedAt) };
+          const d = pooled?.get(r.id);
+          let update: ChainUpdate;
+          if (!d) update = this.decode(r.path, body, r.receivedAt);
+          else if (d.ok) update = d.update;
+          else throw new Error('rejected' in d ? d.rejected : d.failed);
+          m = { id: r.id, path: r.path, body, update };
         } catch (err) {
           if (batch.length) break; // apply what precedes it; this one fails on its own next time
           throw Object.assign(new Error(`logged message ${r.id} (${r.path}) no longer decodes: ${(err as Error).message}`), { cause: err });
@@ -371,6 +388,25 @@ export class Projector {
       if (outbox) break;
     }
     return batch;
+  }
+
+  /**
+   * The decode pool's results for the rows read back from the log (by id), or undefined without a pool or for fewer
+   * than two of them (one message is decoded in this thread at once). An unknown path is warned about as the
+   * in-thread decoder does.
+   */
+  private async decodeLogged(rows: readonly PendingMessage[], bodies: ReadonlyMap<number, string>): Promise<Map<number, DecodeResult> | undefined> {
+    if (!this.decodeMany) return undefined;
+    const read = rows.filter((r) => bodies.has(r.id));
+    if (read.length < 2) return undefined;
+    const results = await this.decodeMany(read.map((r) => ({ path: r.path, body: bodies.get(r.id)!, receivedAt: r.receivedAt })));
+    const out = new Map<number, DecodeResult>();
+    read.forEach((r, i) => {
+      const d = results[i];
+      if (d?.ok && d.unknownPath) this.log.warn({ path: r.path }, 'unknown observer path: message stored raw');
+      if (d) out.set(r.id, d);
+    });
+    return out;
   }
 
   /** One transaction for the batch; undefined when another projector had moved past this one's place. */
