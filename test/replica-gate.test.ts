@@ -9,7 +9,7 @@ import postgres from 'postgres';
 import { startReplicatedPostgres, type ReplicatedPostgres } from './helpers/replication.js';
 import { ReplicaMonitor, primaryCommitLsn } from '../src/store/replica.js';
 import { ReplicaGate } from '../src/push/replica-gate.js';
-import type { PublishedMessage } from '../src/push/log.js';
+import type { PublishedMessage } from '../src/store/push-log.js';
 
 let pg: ReplicatedPostgres;
 let primary: postgres.Sql;
