@@ -2,7 +2,9 @@
  * The replica gate's memory bound, against a real streaming standby whose replay is paused (pg_wal_replay_pause): a
  * replica that stops replaying while the primary keeps committing. The gate holds at most its bound, drops the oldest
  * batches past it, and once replay resumes releases what it kept, in order, with the gap before it that makes the
- * push server's clients resume by cursor.
+ * push server's clients resume by cursor. End to end (compiled CLI, an `ingest` process on the primary, an `api`
+ * process on the standby with a tiny bound, Redis between them): a Socket.IO client still gets every block message,
+ * once, in order.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';
@@ -10,20 +12,32 @@ import { startReplicatedPostgres, type ReplicatedPostgres } from './helpers/repl
 import { ReplicaMonitor, primaryCommitLsn } from '../src/store/replica.js';
 import { ReplicaGate } from '../src/push/replica-gate.js';
 import type { PublishedMessage } from '../src/store/push-log.js';
+import { randomBytes } from 'node:crypto';
+import { io as connect, type Socket } from 'socket.io-client';
+import { buildService, spawnService, type Build, type ChildService } from './helpers/build.js';
+import { freePort } from './helpers/instances.js';
+import { deliverUntilAccepted } from './helpers/node-replayer.js';
+import { ChainGenerator } from '../load/generate.js';
+
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 let pg: ReplicatedPostgres;
 let primary: postgres.Sql;
 let standby: postgres.Sql;
+let build: Build | undefined;
+const children: ChildService[] = [];
 
 beforeAll(async () => {
-  pg = await startReplicatedPostgres({ database: 'gate', applyDelayMs: 0 });
+  [pg, build] = await Promise.all([startReplicatedPostgres({ database: 'gate', applyDelayMs: 0 }), buildService()]);
   primary = postgres(pg.primary.url(), { max: 2, onnotice: () => {} });
   standby = postgres(pg.standby.url(), { max: 2, onnotice: () => {} });
   await primary`CREATE TABLE chain (n int)`;
   await pg.caughtUp();
-}, 240_000);
+}, 600_000);
 
 afterAll(async () => {
+  for (const c of children) await c.stop().catch(() => undefined);
+  build?.remove();
   await primary?.end();
   await standby?.end();
   await pg?.destroy();
@@ -108,6 +122,98 @@ describe('replica gate bound', () => {
       await monitor.close();
     }
   }, 120_000);
+
+  it('an api process on a standby that stops replaying holds at most its bound, and its client misses nothing', async () => {
+    const env = {
+      DATABASE_URL: pg.primary.url(),
+      REDIS_URL,
+      REDIS_KEY_PREFIX: `sp-gate-${process.pid}-${randomBytes(4).toString('hex')}`,
+      RATE_LIMIT_ANON_RPM: '0',
+      LOG_LEVEL: 'info',
+    };
+    const ingest = await spawnService(build!.main, 'ingest', env, { timeoutMs: 120_000 });
+    children.push(ingest);
+    await pg.caughtUp();
+    const metricsPort = await freePort();
+    const api = await spawnService(
+      build!.main,
+      'api',
+      { ...env, DATABASE_READ_URL: pg.standby.url(), REPLICA_MAX_HELD_MESSAGES: '3', METRICS_PORT: String(metricsPort) },
+      { timeoutMs: 120_000 },
+    );
+    children.push(api);
+    const gauge = async (name: string) => {
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+      return m ? Number(m[1]) : undefined;
+    };
+    const gen = new ChainGenerator({ blocks: 30, txsPerBlock: 2, seed: 'replica-gate', forks: false, mempool: false, microblocks: false });
+    const messages: { path: string; body: string }[] = [];
+    for await (const m of gen.messages()) messages.push(m);
+    const post = (m: { path: string; body: string }, i: number) =>
+      deliverUntilAccepted(m, { observer: ingest.observer!, giveUpAfterMs: 120_000 }, { messages: 0, attempts: 0, failures: {} }, i);
+
+    let cursor = '0';
+    const got: string[] = [];
+    const socket: Socket = connect(api.api, {
+      transports: ['websocket'],
+      forceNew: true,
+      reconnectionDelay: 200,
+      reconnectionDelayMax: 1000,
+      query: { subscriptions: 'block' },
+      auth: (cb) => cb({ cursor }),
+    });
+    socket.on('block', (...args: unknown[]) => {
+      cursor = String((args.at(-1) as { cursor: string }).cursor);
+      got.push(cursor);
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('connect', () => resolve());
+        socket.once('connect_error', reject);
+      });
+      const third = Math.floor(messages.length / 3);
+      for (const [i, m] of messages.slice(0, third).entries()) await post(m, i);
+      await standby`SELECT pg_wal_replay_pause()`;
+      let most = 0;
+      for (const [i, m] of messages.slice(third).entries()) {
+        await post(m, third + i);
+        most = Math.max(most, (await gauge('stacks_pulse_push_replica_held_messages')) ?? 0);
+      }
+      // everything is stored and published on the primary
+      await waitFor('the projector and the publisher', async () => {
+        const [{ done }] = await primary<{ done: boolean }[]>`
+          SELECT (SELECT applied_id FROM projector_state) >= (SELECT COALESCE(max(id), 0) FROM event_log)
+             AND NOT EXISTS (SELECT 1 FROM push_outbox) AS done`;
+        return done;
+      }, 120_000);
+      await waitFor('the api process to drop what is over its bound', async () => ((await gauge('stacks_pulse_push_replica_dropped_messages')) ?? 0) > 0);
+      const held = (await gauge('stacks_pulse_push_replica_held_messages')) ?? -1;
+      const dropped = (await gauge('stacks_pulse_push_replica_dropped_messages')) ?? -1;
+      most = Math.max(most, held);
+      // 3, or the newest batch when the projector applied several blocks in one transaction: far below what waited
+      expect(held).toBeGreaterThan(0);
+      expect(most).toBeLessThanOrEqual(8);
+      const [{ paused }] = await primary<{ paused: number }[]>`
+        SELECT count(*)::int AS paused FROM push_messages WHERE room = 'block' AND seq > ${cursor}::bigint`;
+      expect(held + dropped).toBeGreaterThanOrEqual(paused);
+      expect(paused).toBeGreaterThan(10);
+
+      await standby`SELECT pg_wal_replay_resume()`;
+      const expected = (await primary<{ seq: string }[]>`
+        SELECT seq::text AS seq FROM push_messages WHERE room = 'block' AND event = 'block' ORDER BY push_messages.seq`).map((r) => r.seq);
+      expect(expected.length).toBeGreaterThan(20);
+      await waitFor('every block message', () => got.length >= expected.length && got.at(-1) === expected.at(-1), 120_000).catch((err: Error) => {
+        const log = api.output().split('\n').filter((l) => /resume|gap|replica/i.test(l)).slice(-8).join('\n');
+        throw new Error(`${err.message}: got ${got.length} (${got.slice(-5).join(',')}), expected ${expected.length} (${expected.slice(-5).join(',')})\n${log}`);
+      });
+      expect(got).toEqual(expected);
+      expect(api.output()).toContain('clients resume');
+    } finally {
+      socket.close();
+      await standby`SELECT pg_wal_replay_resume()`.catch(() => undefined);
+    }
+  }, 600_000);
 
   it('refuses a bound below one message', async () => {
     const monitor = new ReplicaMonitor(standby, primary, { maxLagMs: 1000 });
