@@ -208,7 +208,7 @@ try {
   const hp = { ...runner.history };
   // history of a sparse predicate: the prints of one contract of the chain
   const sparse = await insertHook(db.sql, {
-    uuid: '00000000-0000-4000-8000-00000000000f',
+    uuid: '00000000-0000-4000-9000-000000000001',
     owner: 'bench',
     name: 'history-sparse',
     version: 1,
