@@ -205,11 +205,28 @@ try {
 
   console.log(`chain: ${tip} blocks, ${txsPerBlock} user txs per block`);
   console.log(`evaluation, ${hookCount} hooks: p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${q(1)} ms per block (${matched} hook-block matches)`);
-  const hp = runner.history;
+  const hp = { ...runner.history };
+  // history of a sparse predicate: the prints of one contract of the chain
+  const sparse = await insertHook(db.sql, {
+    uuid: '00000000-0000-4000-9000-000000000001',
+    owner: 'bench',
+    name: 'history-sparse',
+    version: 1,
+    network: 'testnet',
+    predicate: { if_this: { scope: 'print_event', contract_identifier: contracts[0] ?? 'SP000000000000000000002Q6VF78.none' }, start_block: 0 } as unknown as StoredPredicate,
+    url: 'http://127.0.0.1:9/',
+    authorization_header: null,
+    secret: 'x',
+  });
+  const sparseStarted = performance.now();
+  const sparseSeen = await runner.backfill(sparse!);
+  const sparseSeconds = (performance.now() - sparseStarted) / 1000;
+  const [{ n: sparseN }] = await db.sql<{ n: string }[]>`SELECT count(*) AS n FROM hook_deliveries WHERE hook_id = ${sparse!.id}`;
   console.log(
     `history: ${seen} blocks in ${seconds.toFixed(2)} s = ${Math.round(seen / seconds)} blocks/s (${n} deliveries written; ` +
       `read ${hp.read.toFixed(0)} ms, match ${hp.match.toFixed(0)} ms, build ${hp.build.toFixed(0)} ms, write ${hp.write.toFixed(0)} ms)`,
   );
+  console.log(`history, sparse (print_event of one contract): ${sparseSeen} blocks in ${sparseSeconds.toFixed(2)} s = ${Math.round(sparseSeen / sparseSeconds)} blocks/s (${sparseN} deliveries written)`);
   console.log(
     `delivery, ${activeCount} active hooks, ${liveBlocks} live blocks (one per ${intervalMs} ms, ${liveSeconds.toFixed(0)} s): ${posts} POSTs; ` +
       `observer 200 → POST received p50 ${pct(fromAck, 0.5)} ms, p99 ${pct(fromAck, 0.99)} ms; ` +
