@@ -10,6 +10,7 @@ import client from 'prom-client';
 import type { Sql } from './store/connect.js';
 import { countPoolUsage, poolUsage } from './store/renewable-pool.js';
 import { driverFaultRenewals } from './store/faults.js';
+import { replicationLag } from './store/replication-lag.js';
 
 export const registry = new client.Registry();
 let enabled = false;
@@ -210,9 +211,7 @@ function replicaLag(): Promise<{ seconds: number; bytes: number } | undefined> {
   if (lagQuery && now - lagQuery.at < 1000) return lagQuery.result;
   const result = (async () => {
     try {
-      const [r] = await sql<{ seconds: number | null; bytes: number | null }[]>`
-        SELECT CASE WHEN pg_is_in_recovery() THEN COALESCE(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 0) ELSE 0 END::float8 AS seconds,
-               CASE WHEN pg_is_in_recovery() THEN COALESCE(pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn()), 0) ELSE 0 END::float8 AS bytes`;
+      const r = await replicationLag(sql);
       return { seconds: Math.max(0, r.seconds ?? 0), bytes: Math.max(0, r.bytes ?? 0) };
     } catch {
       return { seconds: -1, bytes: -1 };

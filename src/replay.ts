@@ -8,6 +8,7 @@ import type { ObserverPipeline } from './observer/pipeline.js';
 import type { DecodeResult } from './observer/decode.js';
 import { normalizeObserverPath } from './observer/schemas.js';
 import { deferIndexes, deferredIndexCount, restoreDeferredIndexes, restoreLeftoverIndexes } from './store/bulk-indexes.js';
+import { logEntriesAfter, nothingProjected } from './store/event-log.js';
 
 export interface ImportStats {
   messages: number;
@@ -34,9 +35,7 @@ export async function shouldDeferIndexes(sql: Sql, mode: 'auto' | 'on' | 'off', 
   if (mode !== 'auto') return mode === 'on';
   if (await deferredIndexCount(sql)) return true;
   if (fileBytes < DEFER_INDEXES_MIN_BYTES) return false;
-  const [r] = await sql<{ empty: boolean }[]>`
-    SELECT NOT EXISTS (SELECT 1 FROM blocks) AND COALESCE((SELECT applied_id FROM projector_state), 0) = 0 AS empty`;
-  return r.empty;
+  return nothingProjected(sql);
 }
 
 export interface Progress {
@@ -252,8 +251,7 @@ export async function exportEvents(sql: Sql, file: string): Promise<number> {
   let n = 0;
   let lastId = 0;
   for (;;) {
-    const rows = await sql<{ id: number; received_at: Date; path: string; body: string }[]>`
-      SELECT id, received_at, path, body FROM event_log WHERE id > ${lastId} ORDER BY id LIMIT 500`;
+    const rows = await logEntriesAfter(sql, lastId, 500);
     if (!rows.length) break;
     for (const r of rows) {
       const ok = out.write(`${r.id}\t${r.received_at.toISOString()}\t${r.path}\t${r.body}\n`);

@@ -43,8 +43,6 @@ const IO_MODULES = /^(node:)?(fs|fs\/promises|net|http|https|dgram|child_process
  */
 const SQL_ALLOWED: Record<string, string> = {
   'observer/projector.ts': 'the apply loop owns its transaction and runs ANALYZE/VACUUM; it moves with the projector split',
-  'replay.ts': 'import-events reads and checks the log in bulk; to move into store/event-log.ts',
-  'metrics.ts': 'the WAL-lag gauge query; to move into a store module',
 };
 
 function sourceFiles(dir: string): string[] {

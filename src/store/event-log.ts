@@ -164,3 +164,16 @@ export function markApplied(tx: Sql, id: number) {
 export async function recordProjectorFailure(sql: Sql, id: number, reason: string): Promise<void> {
   await sql`UPDATE projector_state SET failed_id = ${id}, failed_reason = ${reason}, failed_at = now()`;
 }
+
+/** The log entries after `afterId`, in arrival order (at most `limit`): what export-events writes. */
+export async function logEntriesAfter(sql: Sql, afterId: number, limit: number): Promise<{ id: number; received_at: Date; path: string; body: string }[]> {
+  return sql<{ id: number; received_at: Date; path: string; body: string }[]>`
+    SELECT id, received_at, path, body FROM event_log WHERE id > ${afterId} ORDER BY id LIMIT ${limit}`;
+}
+
+/** True when no block is stored and the projector has applied nothing (a database an import fills from scratch). */
+export async function nothingProjected(sql: Sql): Promise<boolean> {
+  const [r] = await sql<{ empty: boolean }[]>`
+    SELECT NOT EXISTS (SELECT 1 FROM blocks) AND COALESCE((SELECT applied_id FROM projector_state), 0) = 0 AS empty`;
+  return r.empty;
+}
