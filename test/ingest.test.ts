@@ -108,7 +108,7 @@ describe('ingest of every recorded node stream over HTTP', () => {
         } finally {
           await Promise.all([once.drop(), twice.drop(), shuffled.drop()]);
         }
-      });
+      }, 900_000); // three full ingests of the largest streams: a quarter of an hour on a loaded 2-core machine
     });
   }
 });
