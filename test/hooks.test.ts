@@ -304,7 +304,15 @@ describe('hooks', () => {
     expect(await rpc.call('subscribe', { event: 'hook', uuid: hook.uuid })).toMatchObject({ result: { uuid: hook.uuid } });
     receiver.down.delete('sock');
     const hookId = Number((await svc.db.sql<{ id: string }[]>`SELECT id FROM hooks WHERE uuid = ${hook.uuid}`)[0].id);
-    await until('the hook delivered everything', async () => (await svc.db.sql`SELECT 1 FROM hook_deliveries WHERE hook_id = ${hookId} AND status = 'pending'`).length === 0);
+    // its history is evaluated (from_seq set) and every delivery it made is delivered; a hook just created has none yet
+    await until('the hook delivered everything', async () => {
+      const [h] = await svc.db.sql<{ evaluated: boolean; made: boolean; pending: boolean }[]>`
+        SELECT from_seq IS NOT NULL AS evaluated,
+          EXISTS (SELECT 1 FROM hook_deliveries WHERE hook_id = ${hookId}) AS made,
+          EXISTS (SELECT 1 FROM hook_deliveries WHERE hook_id = ${hookId} AND status = 'pending') AS pending
+        FROM hooks WHERE id = ${hookId}`;
+      return h.evaluated && h.made && !h.pending;
+    });
     const bodies = (receiver.bodies.get('sock') ?? []).map((b) => JSON.parse(b) as { delivery_id: string });
     const sent = bodies.filter((b, i) => bodies.findIndex((x) => x.delivery_id === b.delivery_id) === i);
     expect(sent.length).toBeGreaterThan(2);

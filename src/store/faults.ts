@@ -109,6 +109,7 @@ export function recoverFromDriverFault(err: unknown, origin: string, log: Logger
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
+  'EPIPE', // a write to a connection the server (or a proxy before it) had already closed
   'ENOTFOUND',
   'ETIMEDOUT',
   'CONNECTION_CLOSED',
