@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isDriverConnectionLoss, isDriverSocketFault } from '../src/store/faults.js';
-import { isUnavailable } from '../src/http/errors.js';
+import { isUnavailable } from '../src/store/faults.js';
 import { connectDatabase } from '../src/store/connect.js';
 import { TEST_DATABASE_URL } from './helpers/db.js';
 

@@ -15,7 +15,7 @@ import type { ChainUpdate } from '../chain/types.js';
 import { checkTxNetworks } from '../chain/network.js';
 import { recordNetwork, recordedNetwork } from '../store/network.js';
 import { Projector, type CommittedMessage, type ProjectorOptions } from './projector.js';
-import { isUnavailable } from '../http/errors.js';
+import { isUnavailable } from '../store/faults.js';
 
 export type { CommittedMessage } from './projector.js';
 

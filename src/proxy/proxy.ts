@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import type { TemplatedApp, UwsRequest, UwsResponse } from '../http/uws.js';
 import { errorBody, reasonPhrase, JSON_CONTENT_TYPE, HttpError } from '../http/response.js';
 import { readRequestBody, RequestAborted } from '../http/body.js';
-import { isUnavailable } from '../http/errors.js';
+import { isUnavailable } from '../store/faults.js';
 import { RATE_LIMIT_EXPOSED_HEADERS, clientIp, type AccessControl, type AccessHeaders } from '../auth/access.js';
 import { NodePool, nodePath, type PoolNode } from './pool.js';
 

@@ -20,7 +20,7 @@ import { ALL_ROOMS, type RoomFilter } from './interest.js';
 import { isPushable } from '../chain/types.js';
 import { appendMessages, dropUnpublished, takeSnapshot, unpublishedChanges, type PublishedMessage } from '../store/push-log.js';
 import { rooms } from './topics.js';
-import { isUnavailable } from '../http/errors.js';
+import { isUnavailable } from '../store/faults.js';
 import { primaryCommitLsn } from '../store/replica.js';
 
 /** Where published messages go. */
