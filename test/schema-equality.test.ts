@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { FUNCTION_FILES, functionFiles, migrate, migrationFiles, sqlDir } from '../src/store/migrate.js';
-import type { Sql } from '../src/store/connect.js';
+import { connectDatabase, type Sql } from '../src/store/connect.js';
 import type { Logger } from '../src/logger.js';
 import { createEmptyTestDatabase, createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { pgBin } from './helpers/instances.js';
@@ -107,6 +107,23 @@ describe('schema equality', () => {
     },
     10 * MINUTES,
   );
+
+  it('two processes migrating an empty database at once both succeed, with the schema of one migrated alone', async () => {
+    const db = await createEmptyTestDatabase('sp_schema_twice');
+    dbs.push(db);
+    const other = await connectDatabase({ databaseUrl: db.url, dataDir: '/nonexistent', max: 1 });
+    try {
+      const [a, b] = await Promise.all([migrate(db.sql), migrate(other.sql)]);
+      // each migration and each functions file applied once, by one of them (every file again by a run that saw a
+      // migration pending is allowed: the union is what matters)
+      const all = [...migrationFiles(), ...FUNCTION_FILES.map((f) => `functions/${f}`)];
+      expect(new Set([...a, ...b])).toEqual(new Set(all));
+      expect(a.filter((f) => !f.startsWith('functions/') && b.includes(f))).toEqual([]);
+    } finally {
+      await other.close();
+    }
+    expect(await schemaDump(db)).toBe(oneGo);
+  }, 10 * MINUTES);
 
   it('every function, trigger function and view of a migrated database has its definition in sql/functions', async () => {
     const defined = new Set<string>();

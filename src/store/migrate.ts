@@ -84,8 +84,8 @@ function sha256(text: string): string {
  *    transaction, recorded with the sha256 of its text. A migration recorded with a checksum that no longer matches
  *    its file is logged as a warning (it is never run again: an edit to it changes no database);
  * 2. every functions file (sql/functions, in FUNCTION_FILES order) whose sha256 differs from the one recorded in
- *    schema_functions, each in its own transaction; all of them when step 1 applied a migration, since an older
- *    migration may define a function with the body of its time;
+ *    schema_functions, each in its own transaction; all of them when a migration was pending at step 1 (applied by
+ *    this run or by a concurrent one), since an older migration may define a function with the body of its time;
  * 3. the indexes an interrupted bulk import left deferred (src/store/bulk-indexes.ts), unless `keepDeferredIndexes`
  *    (an import that defers them again).
  *
@@ -98,20 +98,25 @@ export async function migrate(
 ): Promise<string[]> {
   const log = opts.log ?? SILENT;
   const functions = functionFiles(dir);
-  await sql`CREATE TABLE IF NOT EXISTS schema_migrations (
-    version text PRIMARY KEY,
-    applied_at timestamptz NOT NULL DEFAULT now()
-  )`;
-  // Rows of migrations applied before checksums were kept have none, and are never warned about.
-  const [hasChecksum] = await sql<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM information_schema.columns
-    WHERE table_schema = current_schema() AND table_name = 'schema_migrations' AND column_name = 'checksum'`;
-  if (!hasChecksum.n) await sql`ALTER TABLE schema_migrations ADD COLUMN IF NOT EXISTS checksum text`;
-  await sql`CREATE TABLE IF NOT EXISTS schema_functions (
-    file       text PRIMARY KEY,
-    sha256     text NOT NULL,
-    applied_at timestamptz NOT NULL DEFAULT now()
-  )`;
+  // The bookkeeping tables, under the lock too: two processes upgrading one database at once create them once.
+  await sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;
+    await tx`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version text PRIMARY KEY,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`;
+    // Rows of migrations applied before checksums were kept have none, and are never warned about. (Looked up first:
+    // the ALTER would lock the table against readiness checks on every start.)
+    const [has] = await tx<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM information_schema.columns
+      WHERE table_schema = current_schema() AND table_name = 'schema_migrations' AND column_name = 'checksum'`;
+    if (!has.n) await tx`ALTER TABLE schema_migrations ADD COLUMN checksum text`;
+    await tx`CREATE TABLE IF NOT EXISTS schema_functions (
+      file       text PRIMARY KEY,
+      sha256     text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`;
+  });
 
   const applied = new Map(
     (await sql<{ version: string; checksum: string | null }[]>`SELECT version, checksum FROM schema_migrations`).map((r) => [
@@ -120,6 +125,8 @@ export async function migrate(
     ]),
   );
   const done: string[] = [];
+  // A migration pending when this run started, applied by this run or by another migrator meanwhile.
+  let migrated = false;
   for (const file of migrationFiles(dir)) {
     const text = readFileSync(path.join(dir, file), 'utf8');
     const checksum = sha256(text);
@@ -128,11 +135,13 @@ export async function migrate(
       if (recorded && recorded !== checksum) {
         log.warn(
           { migration: file },
-          `migration sql/${file} changed since it was applied to this database; the change has no effect here (a change is a new migration, or for a function its file in sql/functions)`,
+          `migration sql/${file} changed since it was applied to this database; the change has no effect here ` +
+            '(a change is a new migration, or for a function its file in sql/functions)',
         );
       }
       continue;
     }
+    migrated = true;
     const ran = await sql.begin(async (tx) => {
       await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;
       const again = await tx`SELECT 1 FROM schema_migrations WHERE version = ${file}`;
@@ -144,7 +153,6 @@ export async function migrate(
     if (ran) done.push(file);
   }
 
-  const migrated = done.length > 0;
   const recordedFunctions = new Map(
     (await sql<{ file: string; sha256: string }[]>`SELECT file, sha256 FROM schema_functions`).map((r) => [r.file, r.sha256]),
   );
