@@ -302,7 +302,7 @@ async function emptyTables(url: string): Promise<void> {
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
     const rows = await sql<{ tablename: string }[]>`
-      SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename NOT IN ('schema_migrations', 'cache_version', 'api_keys')`;
+      SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename NOT IN ('schema_migrations', 'schema_functions', 'cache_version', 'api_keys')`;
     await sql.unsafe(`TRUNCATE ${rows.map((r) => `"${r.tablename}"`).join(', ')}`);
   } finally {
     await sql.end();

@@ -102,7 +102,7 @@ export class ObserverPipeline {
   }
 
   /**
-   * Blocks on the canonical tip go through the one-statement path (sql/0070_projector.sql project_block_fast); false
+   * Blocks on the canonical tip go through the one-statement path (project_block_fast, sql/functions/projector.sql); false
    * sends every block through the general path (the two write the same rows: test/ingest-fast-path.test.ts).
    */
   set fastBlocks(v: boolean) {

@@ -23,15 +23,16 @@ export interface HoldingRow {
  * The owner each NFT has after the unconfirmed microblock stream (its latest canonical event there, for the keys it
  * touches), as rows (asset_identifier, value_hex, owner, tx_id, block_height, microblock_sequence, tx_index,
  * event_index): what nft_custody (anchored chain only) is overridden by where the reference's custody took microblock
- * events as they arrived. The rule is the view nft_unconfirmed_owners (sql/0116).
+ * events as they arrived. The rule is the view nft_unconfirmed_owners (sql/functions/tokens.sql).
  */
 export function unconfirmedNftOwners(sql: Sql) {
   return sql`SELECT * FROM nft_unconfirmed_owners`;
 }
 
 /**
- * How many NFTs `principal` holds (of `assets`, when given), as an SQL expression: nft_held_count (sql/0116), the
- * maintained custody counts corrected by the unconfirmed stream, planned once per connection.
+ * How many NFTs `principal` holds (of `assets`, when given), as an SQL expression: nft_held_count
+ * (sql/functions/tokens.sql), the maintained custody counts corrected by the unconfirmed stream, planned once per
+ * connection.
  */
 export function heldCount(sql: Sql, principal: string, assets?: string[]) {
   return sql`nft_held_count(${principal}, ${assets ?? null}::text[])`;
@@ -40,7 +41,7 @@ export function heldCount(sql: Sql, principal: string, assets?: string[]) {
 /**
  * The NFTs `principal` holds, newest acquisition first: nft_custody (canonical anchored chain), overridden by the
  * unconfirmed microblock stream's latest event for a key (the reference's custody table takes microblock events as
- * they arrive). nft_holdings_page (sql/0116) reads the newest limit + offset custody rows in index order
+ * they arrive). nft_holdings_page (sql/functions/tokens.sql) reads the newest limit + offset custody rows in index order
  * (nft_custody_owner) beside the stream's few rows, with a plan kept for the connection (planning it cost more than
  * running it); `total` is heldCount's.
  */

@@ -1,9 +1,9 @@
 import postgres from 'postgres';
 import { createHash, randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { connectDatabase, type Database } from '../../src/store/connect.js';
-import { migrate, sqlDir } from '../../src/store/migrate.js';
+import { functionFiles, migrate, migrationFiles, sqlDir } from '../../src/store/migrate.js';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -26,14 +26,16 @@ function admin(url = TEST_DATABASE_URL) {
 
 /**
  * The name of the migrated template database for the migrations as they are now: it carries a hash of every
- * migration file and of the code that applies them, so a changed or added migration gets a template of its own
- * (never a stale one), and two suites running at once on the same tree share one.
+ * migration file, of every functions file (sql/functions) and of the code that applies them, so a changed or added
+ * migration or function gets a template of its own (never a stale one), and two suites running at once on the same
+ * tree share one.
  */
 export function templateName(): string {
   const h = createHash('sha256');
   const dir = sqlDir();
-  for (const f of readdirSync(dir).filter((f) => /^\d{4}_.*\.sql$/.test(f)).sort()) {
-    h.update(f).update('\0').update(readFileSync(path.join(dir, f))).update('\0');
+  for (const f of migrationFiles(dir)) h.update(f).update('\0').update(readFileSync(path.join(dir, f))).update('\0');
+  for (const f of functionFiles(dir)) {
+    h.update(`functions/${f}`).update('\0').update(readFileSync(path.join(dir, 'functions', f))).update('\0');
   }
   const store = path.resolve(dir, '../src/store');
   for (const f of ['migrate.ts', 'bulk-indexes.ts']) h.update(f).update('\0').update(readFileSync(path.join(store, f))).update('\0');
@@ -110,18 +112,28 @@ async function copyTemplate(a: postgres.Sql, name: string, template: string): Pr
 
 /** A fresh, migrated database on the test server (a copy of the migrated template); drop() removes it. */
 export async function createTestDatabase(prefix = 'sp_test'): Promise<TestDatabase> {
+  const db = await createDatabase(prefix, await ensureTemplate());
+  // Nothing left to apply on a copy of the template; still run, so a database made here is exactly what migrate() makes.
+  await migrate(db.sql);
+  return db;
+}
+
+/** A fresh database on the test server with nothing migrated (the server's default template); drop() removes it. */
+export function createEmptyTestDatabase(prefix = 'sp_empty'): Promise<TestDatabase> {
+  return createDatabase(prefix, undefined);
+}
+
+async function createDatabase(prefix: string, template: string | undefined): Promise<TestDatabase> {
   const name = `${prefix}_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
-  const template = await ensureTemplate();
   const a = admin();
   try {
-    await copyTemplate(a, name, template);
+    if (template) await copyTemplate(a, name, template);
+    else await a.unsafe(`CREATE DATABASE ${name}`);
   } finally {
     await a.end();
   }
   const url = withDatabase(TEST_DATABASE_URL, name);
   const db = await connectDatabase({ databaseUrl: url, dataDir: '/nonexistent', max: 4 });
-  // Nothing left to apply on a copy of the template; still run, so a database made here is exactly what migrate() makes.
-  await migrate(db.sql);
   return {
     ...db,
     url,
@@ -139,14 +151,14 @@ export async function createTestDatabase(prefix = 'sp_test'): Promise<TestDataba
 }
 /**
  * Empties every chain-data table of a migrated database, so one database can take fixture after fixture: keeps the
- * migrations' bookkeeping and configuration (schema_migrations, cache_version, api_keys, the derived-table registry,
+ * migrations' bookkeeping and configuration (schema_migrations, schema_functions, cache_version, api_keys, the derived-table registry,
  * the BNS-V2 contract list) and restores the singleton rows the migrations seed (the unfiltered tx total, the
  * microblock count and the projector's place in the log). The recorded network (chain_network) goes too: the next fixture may be of the other network.
  */
 export async function emptyChainTables(sql: import('../../src/store/connect.js').Sql): Promise<void> {
   const tables = await sql<{ t: string }[]>`
     SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public'
-      AND tablename NOT IN ('schema_migrations', 'cache_version', 'api_keys', 'derived_appliers', 'bns_v2_contracts')`;
+      AND tablename NOT IN ('schema_migrations', 'schema_functions', 'cache_version', 'api_keys', 'derived_appliers', 'bns_v2_contracts')`;
   await sql.unsafe(`TRUNCATE ${tables.map((r) => `"${r.t}"`).join(', ')}`);
   await sql`INSERT INTO tx_list_total (id, n) VALUES (true, 0)`;
   await sql`INSERT INTO microblock_stream_count (id, n) VALUES (true, 0)`;

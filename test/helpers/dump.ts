@@ -32,6 +32,7 @@ export async function dumpDatabase(sql: Sql): Promise<Record<string, readonly un
 /** Tables of configuration and bookkeeping, not derived from the chain (or with their own arrival-time rows). */
 const NOT_DERIVED = new Set([
   'schema_migrations',
+  'schema_functions',
   'api_keys',
   'cache_version',
   'derived_appliers',

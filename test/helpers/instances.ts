@@ -23,7 +23,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-function pgBin(name: string): string {
+/** A PostgreSQL server binary (initdb, pg_ctl, pg_dump …) of the newest version installed. */
+export function pgBin(name: string): string {
   const root = '/usr/lib/postgresql';
   const versions = readdirSync(root)
     .filter((v) => /^\d+$/.test(v))

@@ -1,0 +1,283 @@
+-- The mempool table follows the reference's rules step by step (v8.13.6 pg-write-store.ts), so a tx's status after
+-- replacements, drops, forks and re-mining is the reference's (tables: sql/0017_mempool_reference_rules.sql):
+--   * mempool_prune (pruneMempoolTxs): txs mined by a canonical block or microblock leave the mempool together with
+--     every mempool tx of the same payer (the sponsor when sponsored) and nonce: pruned, status kept, no replacement.
+--   * mempool_replace_by_fee (updateReplacedByFeeStatusForTxIds): for each payer+nonce group of the given txs, the
+--     winner is the newest canonically mined tx, else the highest-fee mempool tx; every other mempool tx of the group,
+--     pruned or not, becomes dropped_replace_by_fee, replaced by the winner. Run for the txs of every stored block
+--     (canonical or not) and for txs entering the mempool.
+--   * mempool_mined: both of the above for the txs of a block stored canonical, in one UPDATE.
+--   * mempool_restore (restoreMempoolTxs): txs orphaned by a reorg or a microblock fork come back as pending together
+--     with the mempool txs of the same payer and nonce; those never seen in the mempool are inserted from their mined
+--     row (receipt time = its burn block time, size = its raw result, as the reference does) through mempool_insert.
+--   * mempool_insert (insertDbMempoolTxs): a known pruned tx that is not mined comes back as pending; a new one is
+--     inserted; one already mined canonically is pruned at once; then replace-by-fee over what came in.
+--   * mempool_garbage_collect (deleteGarbageCollectedMempoolTxs): at every stored block, txs received 256 blocks
+--     before the previous tip (2,560 minutes once the tip is a Nakamoto block) become dropped_api_garbage_collect.
+-- The callers (projector.sql, src/store/ingest.ts) hold the mempool lock. Plans are generic (`plan_cache_mode`, see
+-- projector.sql) except for the garbage collection, whose conditions are ranges.
+
+-- chain_state.tip_burn_block_height is the reference's chain_tip.burn_block_height: the burn height of the last
+-- canonical block, raised by every /new_burn_block that is higher.
+CREATE OR REPLACE FUNCTION tip_burn_height_raise(p_height bigint) RETURNS void LANGUAGE sql AS $$
+  INSERT INTO chain_state (id, tip_burn_block_height) VALUES (1, p_height)
+  ON CONFLICT (id) DO UPDATE SET tip_burn_block_height = GREATEST(chain_state.tip_burn_block_height, EXCLUDED.tip_burn_block_height)
+$$;
+
+-- A block stored canonical sets it to its own burn height, whatever it was.
+CREATE OR REPLACE FUNCTION tip_burn_height_set(p_height bigint) RETURNS void LANGUAGE sql AS $$
+  INSERT INTO chain_state (id, tip_burn_block_height) VALUES (1, p_height)
+  ON CONFLICT (id) DO UPDATE SET tip_burn_block_height = EXCLUDED.tip_burn_block_height
+$$;
+
+-- The given tx ids plus every mempool tx with the same payer (sponsor when sponsored) and nonce as one of them.
+CREATE OR REPLACE FUNCTION mempool_same_nonce(p_ids text[]) RETURNS text[] LANGUAGE sql STABLE AS $$
+  WITH src AS (
+    SELECT DISTINCT CASE WHEN t.sponsored THEN COALESCE(t.sponsor_address, 'null') ELSE t.sender_address END AS address, t.nonce
+    FROM txs t WHERE t.tx_id = ANY(p_ids)
+  ), hit AS (
+    SELECT m.tx_id FROM mempool_txs m JOIN src s ON m.nonce = s.nonce AND m.sender_address = s.address
+    UNION SELECT m.tx_id FROM mempool_txs m JOIN src s ON m.nonce = s.nonce AND m.sponsor_address = s.address
+    UNION SELECT unnest(p_ids)
+  )
+  SELECT COALESCE(array_agg(tx_id), '{}') FROM hit
+$$;
+
+-- The group is computed once, before the UPDATE: called inside its WHERE, the STABLE mempool_same_nonce() was
+-- evaluated again for every row the scan looked at. `pruned IS NOT TRUE` (pruned is NOT NULL, so the same rows as
+-- `NOT pruned`) is a condition no partial index matches, so the primary key finds the rows: with generic plans the
+-- planner took the partial index `mempool_receipt_height … WHERE NOT pruned`, which inside a projector batch holds an
+-- entry for every row version the batch made pending and then pruned (180 to 335 buffers per call on the 500-block
+-- generated chain where the primary key needs a few per tx).
+CREATE OR REPLACE FUNCTION mempool_prune(p_ids text[]) RETURNS text[] LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+  v text[];
+  v_group text[];
+BEGIN
+  IF cardinality(p_ids) = 0 THEN RETURN '{}'; END IF;
+  v_group := mempool_same_nonce(p_ids);
+  WITH u AS (
+    UPDATE mempool_txs SET pruned = true, replaced_by_tx_id = NULL
+    WHERE tx_id = ANY(v_group) AND pruned IS NOT TRUE
+    RETURNING tx_id
+  ) SELECT COALESCE(array_agg(tx_id), '{}') INTO v FROM u;
+  RETURN v;
+END
+$$;
+
+-- A payer+nonce is joined to mempool_txs and txs through a UNION of two joins (sponsor, sender), each using the whole
+-- (address, nonce) index: with `nonce = … AND (sponsor = … OR sender = …)` the planner could use only the address half
+-- of each index, so every call read all of a busy sender's rows (83,000 per sender on the 100,000-block generated
+-- chain). A row matching both halves appears once, as with the OR.
+CREATE OR REPLACE FUNCTION mempool_replace_by_fee(p_ids text[], p_from_mempool boolean) RETURNS text[] LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
+DECLARE v text[];
+BEGIN
+  IF cardinality(p_ids) = 0 THEN RETURN '{}'; END IF;
+  WITH src AS (
+    SELECT DISTINCT CASE WHEN t.sponsored THEN t.sponsor_address ELSE t.sender_address END AS address, t.nonce
+    FROM txs t WHERE NOT p_from_mempool AND t.tx_id = ANY(p_ids)
+    UNION
+    SELECT DISTINCT CASE WHEN m.sponsored THEN m.sponsor_address ELSE m.sender_address END, m.nonce
+    FROM mempool_txs m WHERE p_from_mempool AND m.tx_id = ANY(p_ids)
+  ), same AS (
+    SELECT m.tx_id, m.fee_rate, m.receipt_time, g.address, g.nonce
+    FROM mempool_txs m JOIN src g ON m.sponsor_address = g.address AND m.nonce = g.nonce
+    UNION
+    SELECT m.tx_id, m.fee_rate, m.receipt_time, g.address, g.nonce
+    FROM mempool_txs m JOIN src g ON m.sender_address = g.address AND m.nonce = g.nonce
+  ), candidates AS (
+    SELECT t.tx_id, t.block_height, t.microblock_sequence, t.tx_index, g.address, g.nonce
+    FROM txs t JOIN src g ON t.sponsor_address = g.address AND t.nonce = g.nonce
+    WHERE t.canonical AND t.microblock_canonical
+    UNION
+    SELECT t.tx_id, t.block_height, t.microblock_sequence, t.tx_index, g.address, g.nonce
+    FROM txs t JOIN src g ON t.sender_address = g.address AND t.nonce = g.nonce
+    WHERE t.canonical AND t.microblock_canonical
+  ), mined AS (
+    SELECT DISTINCT ON (address, nonce) tx_id, address, nonce
+    FROM candidates
+    ORDER BY address, nonce, block_height DESC, microblock_sequence DESC, tx_index DESC
+  ), fee AS (
+    SELECT DISTINCT ON (address, nonce) tx_id, address, nonce FROM same
+    ORDER BY address, nonce, fee_rate DESC, receipt_time DESC
+  ), win AS (
+    SELECT g.address, g.nonce, COALESCE(l.tx_id, h.tx_id) AS tx_id
+    FROM src g LEFT JOIN mined l USING (address, nonce) LEFT JOIN fee h USING (address, nonce)
+  ), loser AS (
+    SELECT DISTINCT ON (s.tx_id) s.tx_id, w.tx_id AS winner
+    FROM same s JOIN win w USING (address, nonce) WHERE s.tx_id <> w.tx_id
+    ORDER BY s.tx_id
+  ), u AS (
+    UPDATE mempool_txs m SET pruned = true, status = 'dropped_replace_by_fee', replaced_by_tx_id = p.winner
+    FROM loser p WHERE m.tx_id = p.tx_id
+      AND (NOT m.pruned OR m.status <> 'dropped_replace_by_fee' OR m.replaced_by_tx_id IS DISTINCT FROM p.winner)
+    RETURNING m.tx_id
+  ) SELECT COALESCE(array_agg(tx_id), '{}') INTO v FROM u;
+  RETURN v;
+END
+$$;
+
+-- p_rows: mempool_txs rows as JSON (without receipt_block_height, status, pruned, replaced_by_tx_id, seq), in the
+-- order they came. Returns the revived and the inserted tx ids (those the reference announces). The "already mined"
+-- step filters `pruned IS NOT TRUE` for the reason given at mempool_prune.
+CREATE OR REPLACE FUNCTION mempool_insert(p_rows json, p_tip bigint, p_seq bigint) RETURNS text[] LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+  v_ids text[];
+  v_first_time bigint;
+  v_revived text[];
+  v_inserted text[];
+BEGIN
+  SELECT array_agg(e->>'tx_id' ORDER BY i), (array_agg((e->>'receipt_time')::bigint ORDER BY i))[1]
+    INTO v_ids, v_first_time
+    FROM json_array_elements(p_rows) WITH ORDINALITY AS x(e, i);
+  IF v_ids IS NULL THEN RETURN '{}'; END IF;
+  WITH u AS (
+    UPDATE mempool_txs m SET pruned = false, status = 'pending', replaced_by_tx_id = NULL,
+      receipt_block_height = p_tip, receipt_time = v_first_time
+    WHERE m.tx_id = ANY(v_ids) AND m.pruned
+      AND NOT EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = m.tx_id AND t.canonical AND t.microblock_canonical)
+    RETURNING m.tx_id
+  ) SELECT COALESCE(array_agg(tx_id), '{}') INTO v_revived FROM u;
+  WITH ins AS (
+    INSERT INTO mempool_txs (tx_id, raw_tx, tx_type, nonce, fee_rate, sender_address, sponsor_address, sponsored,
+      token_transfer_recipient, token_transfer_amount, contract_call_contract_id, smart_contract_contract_id, byte_size,
+      api, receipt_time, receipt_block_height, status, pruned, replaced_by_tx_id, seq)
+    SELECT r.tx_id, r.raw_tx, r.tx_type, r.nonce, r.fee_rate, r.sender_address, r.sponsor_address, r.sponsored,
+      r.token_transfer_recipient, r.token_transfer_amount, r.contract_call_contract_id, r.smart_contract_contract_id,
+      r.byte_size, r.api, r.receipt_time, p_tip, 'pending', false, NULL, p_seq
+    FROM json_populate_recordset(NULL::mempool_txs, p_rows) r
+    ON CONFLICT (tx_id) DO NOTHING
+    RETURNING tx_id
+  ) SELECT COALESCE(array_agg(tx_id), '{}') INTO v_inserted FROM ins;
+  UPDATE mempool_txs m SET pruned = true
+    WHERE m.tx_id = ANY(v_ids) AND m.pruned IS NOT TRUE
+      AND EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = m.tx_id AND t.canonical AND t.microblock_canonical);
+  PERFORM mempool_replace_by_fee(v_revived || v_inserted, true);
+  -- in the order they came
+  RETURN ARRAY(SELECT x FROM unnest(v_ids) WITH ORDINALITY AS u(x, i) WHERE x = ANY(v_revived || v_inserted) ORDER BY i);
+END
+$$;
+
+-- Returns the restored tx ids and those it had to insert (the reference's restoredTxs). The payer+nonce group is
+-- computed once, before the UPDATE (inside its WHERE it was evaluated for each pruned row the scan looked at: 4.5 ms
+-- per orphaned block at 1,000 blocks, 34 ms at 25,000).
+CREATE OR REPLACE FUNCTION mempool_restore(p_ids text[], p_tip bigint, p_seq bigint) RETURNS text[] LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+  v_restored text[];
+  v_need text[];
+  v_rows json;
+  v_group text[];
+BEGIN
+  IF cardinality(p_ids) = 0 THEN RETURN '{}'; END IF;
+  v_group := mempool_same_nonce(p_ids);
+  WITH u AS (
+    UPDATE mempool_txs SET pruned = false, status = 'pending', replaced_by_tx_id = NULL
+    WHERE pruned AND tx_id = ANY(v_group)
+    RETURNING tx_id
+  ) SELECT COALESCE(array_agg(tx_id), '{}') INTO v_restored FROM u;
+  v_need := ARRAY(SELECT DISTINCT x FROM unnest(p_ids) x WHERE x <> ALL(v_restored) ORDER BY x);
+  IF cardinality(v_need) > 0 THEN
+    SELECT json_agg(row_to_json(o) ORDER BY o.tx_id) INTO v_rows FROM (
+      SELECT DISTINCT ON (t.tx_id) t.tx_id, t.raw_tx, t.tx_type, t.nonce, t.fee_rate, t.sender_address, t.sponsor_address,
+        t.sponsored, t.token_transfer_recipient, t.token_transfer_amount, t.contract_call_contract_id,
+        t.smart_contract_contract_id, (length(t.raw_result) - 2) / 2 AS byte_size, t.api, t.burn_block_time AS receipt_time
+      FROM txs t WHERE t.tx_id = ANY(v_need)
+      ORDER BY t.tx_id, t.block_height DESC, t.microblock_sequence DESC, t.tx_index DESC
+    ) o;
+    IF v_rows IS NOT NULL THEN PERFORM mempool_insert(v_rows, p_tip, p_seq); END IF;
+  END IF;
+  RETURN v_restored || v_need;
+END
+$$;
+
+-- One statement per case, each on its index (mempool_pending, mempool_receipt_height): a CASE choosing the condition
+-- let no index apply, and every block scanned the whole pending mempool. `plan_cache_mode = auto`: the conditions are
+-- ranges (`receipt_time <= …`, `receipt_block_height <= …`), for which a generic plan assumes a third of the table.
+CREATE OR REPLACE FUNCTION mempool_garbage_collect(p_tip_height bigint, p_nakamoto boolean) RETURNS text[] LANGUAGE plpgsql
+SET plan_cache_mode = auto AS $$
+DECLARE v text[];
+BEGIN
+  IF p_nakamoto THEN
+    WITH u AS (
+      UPDATE mempool_txs SET pruned = true, status = 'dropped_api_garbage_collect'
+      WHERE NOT pruned AND receipt_time <= EXTRACT(EPOCH FROM (CURRENT_TIMESTAMP - INTERVAL '2560 minutes'))::bigint
+      RETURNING tx_id
+    ) SELECT COALESCE(array_agg(tx_id), '{}') INTO v FROM u;
+  ELSE
+    WITH u AS (
+      UPDATE mempool_txs SET pruned = true, status = 'dropped_api_garbage_collect'
+      WHERE NOT pruned AND receipt_block_height <= p_tip_height - 256
+      RETURNING tx_id
+    ) SELECT COALESCE(array_agg(tx_id), '{}') INTO v FROM u;
+  END IF;
+  RETURN v;
+END
+$$;
+
+-- mempool_prune(p_ids) then mempool_replace_by_fee(p_ids, false), in one UPDATE, for the txs of a block that is stored
+-- canonical (project_block_fast); the caller holds the mempool lock. Pruning, then garbage-collecting, then running
+-- replace-by-fee over the same groups looked the groups up twice and wrote a tx replaced by the mined one twice. Same
+-- rows because: replace-by-fee's rows (its `same`) are a subset of prune's group (same payer+nonce lookup; prune's also
+-- holds the ids themselves and treats a sponsored tx without sponsor as payer 'null'); replace-by-fee's winner and
+-- losers depend only on fee_rate, receipt_time and mined txs, which prune does not change; after prune every row of
+-- the group is pruned, so garbage collection (NOT pruned rows only) never touches a row of the group and runs after
+-- both as well as between them. A loser's final state is replace-by-fee's; any other row of the group that was
+-- pending ends pruned with status kept and no replacement, as prune leaves it.
+CREATE OR REPLACE FUNCTION mempool_mined(p_ids text[]) RETURNS void LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+  v_group text[];
+BEGIN
+  IF cardinality(p_ids) = 0 THEN RETURN; END IF;
+  v_group := mempool_same_nonce(p_ids);
+  WITH src AS (
+    SELECT DISTINCT CASE WHEN t.sponsored THEN t.sponsor_address ELSE t.sender_address END AS address, t.nonce
+    FROM txs t WHERE t.tx_id = ANY(p_ids)
+  ), same AS (
+    SELECT m.tx_id, m.fee_rate, m.receipt_time, g.address, g.nonce
+    FROM mempool_txs m JOIN src g ON m.sponsor_address = g.address AND m.nonce = g.nonce
+    UNION
+    SELECT m.tx_id, m.fee_rate, m.receipt_time, g.address, g.nonce
+    FROM mempool_txs m JOIN src g ON m.sender_address = g.address AND m.nonce = g.nonce
+  ), candidates AS (
+    SELECT t.tx_id, t.block_height, t.microblock_sequence, t.tx_index, g.address, g.nonce
+    FROM txs t JOIN src g ON t.sponsor_address = g.address AND t.nonce = g.nonce
+    WHERE t.canonical AND t.microblock_canonical
+    UNION
+    SELECT t.tx_id, t.block_height, t.microblock_sequence, t.tx_index, g.address, g.nonce
+    FROM txs t JOIN src g ON t.sender_address = g.address AND t.nonce = g.nonce
+    WHERE t.canonical AND t.microblock_canonical
+  ), mined AS (
+    SELECT DISTINCT ON (address, nonce) tx_id, address, nonce
+    FROM candidates
+    ORDER BY address, nonce, block_height DESC, microblock_sequence DESC, tx_index DESC
+  ), fee AS (
+    SELECT DISTINCT ON (address, nonce) tx_id, address, nonce FROM same
+    ORDER BY address, nonce, fee_rate DESC, receipt_time DESC
+  ), win AS (
+    SELECT g.address, g.nonce, COALESCE(l.tx_id, h.tx_id) AS tx_id
+    FROM src g LEFT JOIN mined l USING (address, nonce) LEFT JOIN fee h USING (address, nonce)
+  ), loser AS (
+    SELECT DISTINCT ON (s.tx_id) s.tx_id, w.tx_id AS winner
+    FROM same s JOIN win w USING (address, nonce) WHERE s.tx_id <> w.tx_id
+    ORDER BY s.tx_id
+  ), target AS (
+    -- prune's group, each row with its replace-by-fee winner when it loses (losers are in the group; joined in full all the same)
+    SELECT COALESCE(g.tx_id, l.tx_id) AS tx_id, l.winner, l.tx_id IS NOT NULL AS loses
+    FROM unnest(v_group) AS g(tx_id) FULL JOIN loser l ON l.tx_id = g.tx_id
+  )
+  UPDATE mempool_txs m
+  SET pruned = true,
+    status = CASE WHEN x.loses THEN 'dropped_replace_by_fee' ELSE m.status END,
+    replaced_by_tx_id = x.winner
+  FROM target x
+  WHERE m.tx_id = x.tx_id
+    AND CASE WHEN x.loses
+      THEN NOT m.pruned OR m.status <> 'dropped_replace_by_fee' OR m.replaced_by_tx_id IS DISTINCT FROM x.winner
+      ELSE NOT m.pruned END;
+END
+$$;

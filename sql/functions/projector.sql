@@ -1,0 +1,165 @@
+-- The projector's one-statement paths (src/observer/projector.ts, src/store/ingest.ts): the observer's 200 means the
+-- message is durably in event_log; the projector applies the log to the tables in id order, exactly once
+-- (sql/0070_projector.sql). These functions write what the general path writes for the common messages, in one
+-- round trip each, and take the logged message's id.
+--
+-- Plans. The ingest functions run the same statements with new values thousands of times; with the default plan cache
+-- mode the planner re-plans their larger statements (the mempool rules, the derived appliers) on almost every call,
+-- which costs more than running them (the 1,000-block generated chain: 14.4 s → 11.0 s to import with generic plans).
+-- A generic plan (`SET plan_cache_mode = force_generic_plan`) is right for statements that look rows up by equality
+-- (hashes, ids, addresses and nonces) or take the newest row below a height (ORDER BY … LIMIT 1), which is all these
+-- functions and what they call do. It is wrong for a range condition alone (`height >= $1`: the generic plan assumes a
+-- third of the table and scans it), so the functions built on one (mempool_garbage_collect,
+-- burnchain_rewards_on_burn_block) say `plan_cache_mode = auto` explicitly: a function's SET applies to the functions
+-- it calls.
+
+-- The chain version the API's ETags and in-memory cache follow (cache_version, sql/0007_cache.sql), bumped by a
+-- DEFERRED constraint trigger on projector_state once per projector transaction, at its COMMIT: a reader that sees
+-- version V sees every row V's transaction applied (a sequence's last_value moves at nextval() time, long before the
+-- commit), whatever process wrote, and the row lock is held only for the last instant of the transaction.
+CREATE OR REPLACE FUNCTION cache_version_bump() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  -- once per transaction, however many messages it stored (bulk imports)
+  IF current_setting('stacks_pulse.cache_version_bumped', true) = 'yes' THEN
+    RETURN NULL;
+  END IF;
+  PERFORM set_config('stacks_pulse.cache_version_bumped', 'yes', true);
+  UPDATE cache_version SET version = version + 1 WHERE id = 1;
+  RETURN NULL;
+END
+$$;
+
+-- The push_outbox row of a change stored in one statement (sql/0009_push_outbox.sql): the IngestResult of
+-- src/store/ingest.ts as JSON, for a change with no reorg and no orphaned microblock txs.
+CREATE OR REPLACE FUNCTION push_outbox_record(p_event_id bigint, p_kind text, p_canonical_block text, p_tx_ids text[])
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO push_outbox (event_id, result) VALUES (p_event_id, jsonb_build_object(
+    'applied', true, 'eventId', p_event_id, 'kind', p_kind,
+    'orphanedBlocks', '[]'::jsonb, 'restoredBlocks', '[]'::jsonb, 'unconfirmedOrphans', '[]'::jsonb,
+    'txIds', to_jsonb(p_tx_ids))
+    || CASE WHEN p_canonical_block IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('canonicalBlock', p_canonical_block) END);
+END
+$$;
+
+-- The common block message in ONE statement: a new block on the canonical tip, whose parent is the tip, which is
+-- higher, not yet stored, height > 1 (no boot-block adoption), and whose parent has no streamed (unconfirmed)
+-- microblocks to adopt or orphan. Then every row follows from the message alone. The function checks exactly that
+-- first and returns NULL, having written nothing, when any of it does not hold; the caller then runs the general
+-- transaction (reorgs, duplicates, microblock streams, the first blocks), which makes the same decisions.
+--
+-- The writes are those of the general path, in the same order: block, txs, events, PoX events, miner rewards,
+-- confirmed microblocks (from the message), the derived tables, chain_state, then, holding the mempool lock, the
+-- mempool reconciliation of the block's txs (mempool_mined, then the garbage collection), then the push_outbox row.
+-- Each statement of a volatile plpgsql function takes its own snapshot, so the mempool UPDATEs see the rows inserted
+-- above and every mempool change committed before the lock was granted.
+--
+-- Rows arrive as JSON without `canonical` (txs, events, microblocks, rewards: set in the JSON by the caller) and
+-- without `seq`: json_populate_record[set] fills the keys a row lacks from its base record, which holds the seq.
+CREATE OR REPLACE FUNCTION project_block_fast(
+  p_event_id bigint,
+  p_block json, p_txs json, p_events json, p_pox json, p_rewards json, p_microblocks json,
+  p_tx_ids text[], p_pox_v1 bigint, p_pox_v2 bigint, p_pox_v3 bigint, p_outbox boolean
+) RETURNS json LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+  v_hash   text   := p_block->>'index_block_hash';
+  v_parent text   := p_block->>'parent_index_block_hash';
+  v_height bigint := (p_block->>'block_height')::bigint;
+  v_tip_hash text;
+  v_tip_height bigint;
+  v_seq bigint;
+  v_tip_nakamoto boolean;
+  v_gc text[];
+  b_block blocks;
+  b_tx txs;
+  b_mb microblocks;
+BEGIN
+  IF v_height IS NULL OR v_height <= 1 THEN RETURN NULL; END IF;
+  SELECT index_block_hash, block_height, signer_bitvec IS NOT NULL INTO v_tip_hash, v_tip_height, v_tip_nakamoto
+    FROM blocks WHERE canonical ORDER BY block_height DESC LIMIT 1;
+  IF v_tip_hash IS DISTINCT FROM v_parent OR v_height <= v_tip_height THEN RETURN NULL; END IF;
+  IF EXISTS (SELECT 1 FROM blocks WHERE index_block_hash = v_hash)
+     OR EXISTS (SELECT 1 FROM microblocks WHERE parent_index_block_hash = v_parent AND index_block_hash = '') THEN
+    RETURN NULL;
+  END IF;
+  v_seq := nextval('change_seq');
+
+  b_block.canonical := true;
+  b_block.seq := v_seq;
+  INSERT INTO blocks SELECT * FROM json_populate_record(b_block, p_block);
+  b_tx.seq := v_seq;
+  INSERT INTO txs SELECT * FROM json_populate_recordset(b_tx, p_txs) ON CONFLICT DO NOTHING;
+  INSERT INTO events SELECT * FROM json_populate_recordset(NULL::events, p_events) ON CONFLICT DO NOTHING;
+  INSERT INTO pox_events (value_md5, name, stacker, locked, balance, burnchain_unlock_height, pox_addr_raw)
+    SELECT md5(r.value_hex), r.name, r.stacker, r.locked, r.balance, r.burnchain_unlock_height, r.pox_addr_raw
+    FROM json_to_recordset(p_pox) AS r(value_hex text, name text, stacker text, locked numeric, balance numeric,
+      burnchain_unlock_height bigint, pox_addr_raw text)
+    ON CONFLICT (value_md5) DO NOTHING;
+  INSERT INTO miner_rewards SELECT * FROM json_populate_recordset(NULL::miner_rewards, p_rewards) ON CONFLICT DO NOTHING;
+  b_mb.seq := v_seq;
+  INSERT INTO microblocks SELECT * FROM json_populate_recordset(b_mb, p_microblocks) ON CONFLICT DO NOTHING;
+  PERFORM stx_totals_apply(ARRAY[v_hash], 1);
+  INSERT INTO chain_state (id, pox_v1_unlock_height, pox_v2_unlock_height, pox_v3_unlock_height)
+    VALUES (1, p_pox_v1, p_pox_v2, p_pox_v3)
+    ON CONFLICT (id) DO UPDATE SET pox_v1_unlock_height = EXCLUDED.pox_v1_unlock_height,
+      pox_v2_unlock_height = EXCLUDED.pox_v2_unlock_height, pox_v3_unlock_height = EXCLUDED.pox_v3_unlock_height
+    WHERE (chain_state.pox_v1_unlock_height, chain_state.pox_v2_unlock_height, chain_state.pox_v3_unlock_height)
+      IS DISTINCT FROM (EXCLUDED.pox_v1_unlock_height, EXCLUDED.pox_v2_unlock_height, EXCLUDED.pox_v3_unlock_height);
+
+  PERFORM tip_burn_height_set((p_block->>'burn_block_height')::bigint);
+
+  PERFORM pg_advisory_xact_lock(7355609); -- MEMPOOL_LOCK of src/store/ingest.ts
+  PERFORM mempool_mined(p_tx_ids); -- prune, then replace-by-fee (garbage collection touches none of their rows)
+  v_gc := mempool_garbage_collect(v_tip_height, v_tip_nakamoto);
+
+  IF p_outbox THEN
+    PERFORM push_outbox_record(p_event_id, 'block', v_hash, v_gc);
+  END IF;
+  RETURN json_build_object('id', p_event_id, 'tx_ids', v_gc);
+END
+$$;
+
+-- /new_mempool_tx: mempool_insert (the reference's insertDbMempoolTxs), then the push_outbox row.
+CREATE OR REPLACE FUNCTION project_mempool(p_event_id bigint, p_txs json, p_outbox boolean)
+RETURNS json LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+  v_seq bigint := nextval('change_seq');
+  v_ids text[];
+  v_new text[];
+BEGIN
+  PERFORM pg_advisory_xact_lock(7355609); -- MEMPOOL_LOCK of src/store/ingest.ts
+  v_ids := mempool_insert(p_txs, COALESCE((SELECT max(block_height) FROM blocks WHERE canonical), 0), v_seq);
+  -- the txs seen for the first time (the others were revived): the reference announces those to the mempool room
+  v_new := ARRAY(SELECT x FROM unnest(v_ids) WITH ORDINALITY AS u(x, i)
+    WHERE EXISTS (SELECT 1 FROM mempool_txs m WHERE m.tx_id = u.x AND m.seq = v_seq) ORDER BY i);
+  IF p_outbox THEN
+    PERFORM push_outbox_record(p_event_id, 'mempool', NULL, v_ids);
+    UPDATE push_outbox SET result = result || jsonb_build_object('newMempoolTxs', to_jsonb(v_new)) WHERE event_id = p_event_id;
+  END IF;
+  RETURN json_build_object('id', p_event_id, 'tx_ids', v_ids, 'new_tx_ids', v_new);
+END
+$$;
+
+-- /drop_mempool_tx: the dropped txs (status from the reason, replaced_by when the node names the replacement) and the
+-- push_outbox row.
+CREATE OR REPLACE FUNCTION project_drop_mempool(p_event_id bigint, p_tx_ids text[], p_status text, p_replaced_by text,
+  p_outbox boolean)
+RETURNS json LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+  v_ids text[];
+BEGIN
+  PERFORM pg_advisory_xact_lock(7355609);
+  WITH upd AS (
+    UPDATE mempool_txs SET pruned = true, status = p_status, replaced_by_tx_id = p_replaced_by
+    WHERE tx_id = ANY(p_tx_ids) AND NOT pruned
+    RETURNING tx_id
+  ) SELECT COALESCE(array_agg(tx_id), '{}') INTO v_ids FROM upd;
+  IF p_outbox THEN
+    PERFORM push_outbox_record(p_event_id, 'drop_mempool', NULL, v_ids);
+  END IF;
+  RETURN json_build_object('id', p_event_id, 'tx_ids', v_ids);
+END
+$$;
