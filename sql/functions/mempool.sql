@@ -125,15 +125,17 @@ $$;
 CREATE OR REPLACE FUNCTION mempool_insert(p_rows json, p_tip bigint, p_seq bigint) RETURNS text[] LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
+  v_rows mempool_txs[];
   v_ids text[];
   v_first_time bigint;
   v_revived text[];
   v_inserted text[];
 BEGIN
-  SELECT array_agg(e->>'tx_id' ORDER BY i), (array_agg((e->>'receipt_time')::bigint ORDER BY i))[1]
-    INTO v_ids, v_first_time
-    FROM json_array_elements(p_rows) WITH ORDINALITY AS x(e, i);
-  IF v_ids IS NULL THEN RETURN '{}'; END IF;
+  -- the JSON is parsed once, into rows (it used to be parsed twice: for the ids, then for the INSERT)
+  v_rows := ARRAY(SELECT r FROM json_populate_recordset(NULL::mempool_txs, p_rows) AS r);
+  IF cardinality(v_rows) = 0 THEN RETURN '{}'; END IF;
+  v_ids := ARRAY(SELECT r.tx_id FROM unnest(v_rows) WITH ORDINALITY AS r ORDER BY r.ordinality);
+  v_first_time := (v_rows[1]).receipt_time;
   WITH u AS (
     UPDATE mempool_txs m SET pruned = false, status = 'pending', replaced_by_tx_id = NULL,
       receipt_block_height = p_tip, receipt_time = v_first_time
@@ -148,7 +150,8 @@ BEGIN
     SELECT r.tx_id, r.raw_tx, r.tx_type, r.nonce, r.fee_rate, r.sender_address, r.sponsor_address, r.sponsored,
       r.token_transfer_recipient, r.token_transfer_amount, r.contract_call_contract_id, r.smart_contract_contract_id,
       r.byte_size, r.api, r.receipt_time, p_tip, 'pending', false, NULL, p_seq
-    FROM json_populate_recordset(NULL::mempool_txs, p_rows) r
+    FROM unnest(v_rows) WITH ORDINALITY AS r
+    ORDER BY r.ordinality
     ON CONFLICT (tx_id) DO NOTHING
     RETURNING tx_id
   ) SELECT COALESCE(array_agg(tx_id), '{}') INTO v_inserted FROM ins;
