@@ -354,7 +354,10 @@ export async function insertHistoryDeliveries(
     'sender', t.sender_address,
     'nonce', t.nonce,
     'fee', t.fee_rate,
-    'kind', hook_tx_kind(t.tx_type, t.contract_call_contract_id, t.smart_contract_contract_id, t.a),
+    'kind', CASE WHEN t.tx_type = 'contract_call' THEN hook_tx_kind(t.tx_type, t.contract_call_contract_id, t.smart_contract_contract_id, t.a)::json
+                 WHEN t.tx_type = 'smart_contract' THEN json_build_object('type', 'ContractDeployment', 'data', json_build_object('contract_identifier', t.smart_contract_contract_id))
+                 ELSE json_build_object('type', CASE t.tx_type WHEN 'token_transfer' THEN 'NativeTokenTransfer' WHEN 'coinbase' THEN 'Coinbase'
+                   WHEN 'tenure_change' THEN 'TenureChange' WHEN 'poison_microblock' THEN 'Unsupported' ELSE t.tx_type END) END,
     'receipt', json_build_object(
       'mutated_contracts_radius', ev.contracts,
       'mutated_assets_radius', ev.assets,
@@ -382,7 +385,8 @@ export async function insertHistoryDeliveries(
             : txMetadata(false)
         }) AS tx
       FROM (
-        SELECT t.*, t.api::jsonb AS a FROM matched k
+        -- the tx's JSON is parsed only when read: a contract call's function and arguments, a decoded result
+        SELECT t.*, CASE WHEN t.tx_type = 'contract_call' OR ${o.decode}::boolean THEN t.api::jsonb END AS a FROM matched k
         JOIN txs t ON t.index_block_hash = k.index_block_hash AND t.microblock_hash = k.microblock_hash AND t.tx_id = k.tx_id
       ) t
       CROSS JOIN LATERAL (
