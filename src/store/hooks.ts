@@ -390,18 +390,23 @@ export async function insertHistoryDeliveries(
         JOIN txs t ON t.index_block_hash = k.index_block_hash AND t.microblock_hash = k.microblock_hash AND t.tx_id = k.tx_id
       ) t
       CROSS JOIN LATERAL (
-        SELECT
-          COALESCE(json_agg(hook_event_payload(e.event_index, e.event_type, e.asset_event_type, e.asset_identifier, e.contract_id, e.topic,
-                              e.sender, e.recipient, e.amount, e.value_hex, e.locked_address, e.unlock_height, e.a, ${o.decode}::boolean)
-                            ORDER BY e.event_index), '[]'::json) AS events,
+        SELECT ev0.events,
           -- the contracts and assets the events name, each once, in the order they first appear
-          COALESCE((SELECT jsonb_agg(c ORDER BY first) FROM (
-                      SELECT e.contract_id AS c, min(e.event_index) AS first FROM events e
-                      WHERE ${sameTx(tx)} AND e.contract_id <> '' GROUP BY e.contract_id) cs), '[]'::jsonb) AS contracts,
-          COALESCE((SELECT jsonb_agg(a ORDER BY first) FROM (
-                      SELECT e.asset_identifier AS a, min(e.event_index) AS first FROM events e
-                      WHERE ${sameTx(tx)} AND e.asset_identifier <> '' GROUP BY e.asset_identifier) ass), '[]'::jsonb) AS assets
-        FROM (SELECT e.*, e.api::jsonb AS a FROM events e WHERE ${sameTx(tx)}) e
+          COALESCE((SELECT json_agg(u.c ORDER BY u.i) FROM (
+                      SELECT c, min(i) AS i FROM unnest(ev0.cs) WITH ORDINALITY AS x(c, i) GROUP BY c) u), '[]'::json) AS contracts,
+          COALESCE((SELECT json_agg(u.c ORDER BY u.i) FROM (
+                      SELECT c, min(i) AS i FROM unnest(ev0.ass) WITH ORDINALITY AS x(c, i) GROUP BY c) u), '[]'::json) AS assets
+        FROM (
+          SELECT
+            COALESCE(json_agg(hook_event_payload(e.event_index, e.event_type, e.asset_event_type, e.asset_identifier, e.contract_id, e.topic,
+                                e.sender, e.recipient, e.amount, e.value_hex, e.locked_address, e.unlock_height, e.a, ${o.decode}::boolean)
+                              ORDER BY e.event_index), '[]'::json) AS events,
+            array_agg(e.contract_id ORDER BY e.event_index) FILTER (WHERE e.contract_id <> '') AS cs,
+            array_agg(e.asset_identifier ORDER BY e.event_index) FILTER (WHERE e.asset_identifier <> '') AS ass
+          -- an event's JSON is parsed only when the payload reads it
+          FROM (SELECT e.*, CASE WHEN e.event_type IN ('stx_lock', 'fungible_token_asset') THEN NULL ELSE e.api::jsonb END AS a
+                FROM events e WHERE ${sameTx(tx)}) e
+        ) ev0
       ) ev
     ),
     -- each block with its matching txs as payload.ts chainhookBlock makes it
