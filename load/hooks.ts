@@ -6,6 +6,7 @@
  *     `--live` more blocks are POSTed to its observer, one every `--interval-ms`; for each POST the receiver gets, the
  *     time from the observer's 200 for that block (and from the projection's COMMIT of it) to the POST's arrival.
  *   node dist/load/hooks.js [--blocks N] [--txs-per-block M] [--hooks H] [--active A] [--live L] [--interval-ms I]
+ *                           [--only history]   (the history figures only: no evaluation, no live service)
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -35,6 +36,7 @@ const { values } = parseArgs({
     active: { type: 'string', default: '1000' },
     live: { type: 'string', default: '100' },
     'interval-ms': { type: 'string', default: '500' },
+    only: { type: 'string' },
   },
 });
 const activeCount = Number(values.active);
@@ -44,6 +46,8 @@ const blocks = Number(values.blocks);
 const txsPerBlock = Number(values['txs-per-block']);
 const hookCount = Number(values.hooks);
 const log = createLogger('warn');
+if (values.only !== undefined && values.only !== 'history') throw new Error('--only takes: history');
+const historyOnly = values.only === 'history';
 
 const bench = await createBenchDatabase(undefined, 'sp_bench_hooks');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'sp-bench-hooks-'));
@@ -89,7 +93,7 @@ try {
   const tip = await canonicalTipHeight(db.sql);
   const times: number[] = [];
   let matched = 0;
-  for (let from = 1; from <= tip; from += 500) {
+  for (let from = 1; !historyOnly && from <= tip; from += 500) {
     const hashes = await canonicalBlockHashes(db.sql, from, Math.min(tip, from + 499));
     const loaded = await loadHookBlocks(db.sql, hashes);
     for (const h of hashes) {
@@ -118,94 +122,26 @@ try {
   const seen = await runner.backfill(row!);
   const seconds = (performance.now() - started) / 1000;
   const [{ n }] = await db.sql<{ n: string }[]>`SELECT count(*) AS n FROM hook_deliveries`;
-
-  // delivery latency: the real service, `activeCount` hooks, a receiver
-  await db.sql`DELETE FROM hooks`;
-  const ackAt = new Map<number, number>();
-  const commitAt = new Map<number, number>();
-  const fromAck: number[] = [];
-  const fromCommit: number[] = [];
-  let posts = 0;
-  const receiver = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const at = performance.now();
-      posts++;
-      const p = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { apply: { block_identifier: { index: number } }[] };
-      for (const b of p.apply) {
-        const a = ackAt.get(b.block_identifier.index);
-        const c = commitAt.get(b.block_identifier.index);
-        if (a !== undefined) fromAck.push(at - a);
-        if (c !== undefined) fromCommit.push(at - c);
-      }
-      res.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-  // a few hooks match nearly every block (STX transfers), most follow one contract or asset of the chain, some nothing
-  for (let h = 0; h < activeCount; h++) {
-    const contract = contracts.length ? contracts[h % contracts.length] : `SP000000000000000000002Q6VF78.c${h}`;
-    const asset = assets.length ? assets[h % assets.length] : `SP000000000000000000002Q6VF78.c${h}::t`;
-    const ifThis =
-      h % 20 === 0
-        ? { scope: 'stx_event', actions: ['transfer'] }
-        : h % 4 === 1
-          ? { scope: 'print_event', contract_identifier: contract }
-          : h % 4 === 2
-            ? { scope: 'ft_event', asset_identifier: asset, actions: ['transfer', 'mint'] }
-            : h % 4 === 3
-              ? { scope: 'nft_event', asset_identifier: asset, actions: ['mint', 'transfer'] }
-              : { scope: 'contract_call', contract_identifier: `SP000000000000000000002Q6VF78.c${h}`, method: 'ping' };
-    await insertHook(db.sql, {
-      uuid: `00000000-0000-4000-8000-${(h + 2).toString(16).padStart(12, '0')}`,
-      owner: 'bench',
-      name: `live-${h}`,
-      version: 1,
-      network: 'testnet',
-      // the live chain only (no start_block would evaluate the whole history first)
-      predicate: { if_this: ifThis, start_block: tip + 1 } as unknown as StoredPredicate,
-      url: `${receiverUrl}/${h}`,
-      authorization_header: null,
-      secret: 'x',
-    });
-  }
-  const config = loadConfig({ DATABASE_URL: bench.url, API_HOST: '127.0.0.1', API_PORT: '0', OBSERVER_PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_ANON_RPM: '0' });
-  const service = await startService(config, log);
-  service.pipeline!.projector.onCommitted((m) => {
-    if (m.update.kind === 'block') commitAt.set(m.update.block.block_height, performance.now());
-  });
-  // the hooks are settled (no history: they follow the live chain) before the first live block
-  while ((await db.sql`SELECT 1 FROM hooks WHERE from_seq IS NULL LIMIT 1`).length) await new Promise((r) => setTimeout(r, 100));
-  const observer = `http://127.0.0.1:${service.observerPort}`;
-  const liveStarted = performance.now();
-  for (const m of liveMessages) {
-    const sent = performance.now();
-    const res = await fetch(observer + m.path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: m.body });
-    await res.arrayBuffer();
-    if (res.status !== 200) throw new Error(`observer answered ${res.status} to ${m.path}`);
-    if (m.height !== undefined) {
-      ackAt.set(m.height, performance.now());
-      const wait = intervalMs - (performance.now() - sent);
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    }
-  }
-  // every delivery made
-  const deadline = Date.now() + 300_000;
-  while ((await db.sql`SELECT 1 FROM hook_chain LIMIT 1`).length || (await db.sql`SELECT 1 FROM hook_deliveries WHERE status = 'pending' LIMIT 1`).length) {
-    if (Date.now() > deadline) throw new Error('deliveries still pending after 5 minutes');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const liveSeconds = (performance.now() - liveStarted) / 1000;
-  await service.close();
-  receiver.closeAllConnections();
-  await new Promise((r) => receiver.close(r));
-  const pct = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))].toFixed(1) : 'n/a');
-
-  console.log(`chain: ${tip} blocks, ${txsPerBlock} user txs per block`);
-  console.log(`evaluation, ${hookCount} hooks: p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${q(1)} ms per block (${matched} hook-block matches)`);
   const hp = { ...runner.history };
+  // the same history evaluated in the service, block by block (how every history ran before it was built in the
+  // database; still the way for predicates the database cannot decide): the comparison, in the same run
+  const slow = new HookRunner(db.sql, log, { maxPayloadBytes: 4 << 20, timeoutMs: 1000, allowedHosts: [], retryMinMs: 1000, retryMaxMs: 1000, concurrency: 1 });
+  const slowRow = await insertHook(db.sql, {
+    uuid: '00000000-0000-4000-8000-0000000000ff',
+    owner: 'bench',
+    name: 'history-in-service',
+    version: 1,
+    network: 'testnet',
+    predicate: { if_this: { scope: 'stx_event', actions: ['transfer'] }, start_block: 0 } as unknown as StoredPredicate,
+    url: 'http://127.0.0.1:9/',
+    authorization_header: null,
+    secret: 'x',
+  });
+  const slowStarted = performance.now();
+  const slowSeen = await slow.backfill(slowRow!, { inDatabase: false });
+  const slowSeconds = (performance.now() - slowStarted) / 1000;
+  const sp = slow.history;
+
   // history of a sparse predicate: the prints of one contract of the chain
   const sparse = await insertHook(db.sql, {
     uuid: '00000000-0000-4000-9000-000000000001',
@@ -222,16 +158,108 @@ try {
   const sparseSeen = await runner.backfill(sparse!);
   const sparseSeconds = (performance.now() - sparseStarted) / 1000;
   const [{ n: sparseN }] = await db.sql<{ n: string }[]>`SELECT count(*) AS n FROM hook_deliveries WHERE hook_id = ${sparse!.id}`;
+  console.log(`chain: ${tip} blocks, ${txsPerBlock} user txs per block`);
+  if (!historyOnly) console.log(`evaluation, ${hookCount} hooks: p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${q(1)} ms per block (${matched} hook-block matches)`);
   console.log(
-    `history: ${seen} blocks in ${seconds.toFixed(2)} s = ${Math.round(seen / seconds)} blocks/s (${n} deliveries written; ` +
-      `read ${hp.read.toFixed(0)} ms, match ${hp.match.toFixed(0)} ms, build ${hp.build.toFixed(0)} ms, write ${hp.write.toFixed(0)} ms)`,
+    `history, dense (stx_event), built in the database: ${seen} blocks in ${seconds.toFixed(2)} s = ${Math.round(seen / seconds)} blocks/s ` +
+      `(${n} deliveries written; statements ${hp.statement.toFixed(0)} ms)`,
+  );
+  console.log(
+    `history, dense (stx_event), evaluated in the service block by block: ${slowSeen} blocks in ${slowSeconds.toFixed(2)} s = ${Math.round(slowSeen / slowSeconds)} blocks/s ` +
+      `(read ${sp.read.toFixed(0)} ms, match ${sp.match.toFixed(0)} ms, build ${sp.build.toFixed(0)} ms, write ${sp.write.toFixed(0)} ms)`,
   );
   console.log(`history, sparse (print_event of one contract): ${sparseSeen} blocks in ${sparseSeconds.toFixed(2)} s = ${Math.round(sparseSeen / sparseSeconds)} blocks/s (${sparseN} deliveries written)`);
-  console.log(
-    `delivery, ${activeCount} active hooks, ${liveBlocks} live blocks (one per ${intervalMs} ms, ${liveSeconds.toFixed(0)} s): ${posts} POSTs; ` +
-      `observer 200 → POST received p50 ${pct(fromAck, 0.5)} ms, p99 ${pct(fromAck, 0.99)} ms; ` +
-      `projection COMMIT → POST received p50 ${pct(fromCommit, 0.5)} ms, p99 ${pct(fromCommit, 0.99)} ms`,
-  );
+  if (!historyOnly) {
+    // delivery latency: the real service, `activeCount` hooks, a receiver
+    await db.sql`DELETE FROM hooks`;
+    const ackAt = new Map<number, number>();
+    const commitAt = new Map<number, number>();
+    const fromAck: number[] = [];
+    const fromCommit: number[] = [];
+    let posts = 0;
+    const receiver = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const at = performance.now();
+        posts++;
+        const p = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { apply: { block_identifier: { index: number } }[] };
+        for (const b of p.apply) {
+          const a = ackAt.get(b.block_identifier.index);
+          const c = commitAt.get(b.block_identifier.index);
+          if (a !== undefined) fromAck.push(at - a);
+          if (c !== undefined) fromCommit.push(at - c);
+        }
+        res.writeHead(200).end('ok');
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    // a few hooks match nearly every block (STX transfers), most follow one contract or asset of the chain, some nothing
+    for (let h = 0; h < activeCount; h++) {
+      const contract = contracts.length ? contracts[h % contracts.length] : `SP000000000000000000002Q6VF78.c${h}`;
+      const asset = assets.length ? assets[h % assets.length] : `SP000000000000000000002Q6VF78.c${h}::t`;
+      const ifThis =
+        h % 20 === 0
+          ? { scope: 'stx_event', actions: ['transfer'] }
+          : h % 4 === 1
+            ? { scope: 'print_event', contract_identifier: contract }
+            : h % 4 === 2
+              ? { scope: 'ft_event', asset_identifier: asset, actions: ['transfer', 'mint'] }
+              : h % 4 === 3
+                ? { scope: 'nft_event', asset_identifier: asset, actions: ['mint', 'transfer'] }
+                : { scope: 'contract_call', contract_identifier: `SP000000000000000000002Q6VF78.c${h}`, method: 'ping' };
+      await insertHook(db.sql, {
+        uuid: `00000000-0000-4000-8000-${(h + 2).toString(16).padStart(12, '0')}`,
+        owner: 'bench',
+        name: `live-${h}`,
+        version: 1,
+        network: 'testnet',
+        // the live chain only (no start_block would evaluate the whole history first)
+        predicate: { if_this: ifThis, start_block: tip + 1 } as unknown as StoredPredicate,
+        url: `${receiverUrl}/${h}`,
+        authorization_header: null,
+        secret: 'x',
+      });
+    }
+    const config = loadConfig({ DATABASE_URL: bench.url, API_HOST: '127.0.0.1', API_PORT: '0', OBSERVER_PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_ANON_RPM: '0' });
+    const service = await startService(config, log);
+    service.pipeline!.projector.onCommitted((m) => {
+      if (m.update.kind === 'block') commitAt.set(m.update.block.block_height, performance.now());
+    });
+    // the hooks are settled (no history: they follow the live chain) before the first live block
+    while ((await db.sql`SELECT 1 FROM hooks WHERE from_seq IS NULL LIMIT 1`).length) await new Promise((r) => setTimeout(r, 100));
+    const observer = `http://127.0.0.1:${service.observerPort}`;
+    const liveStarted = performance.now();
+    for (const m of liveMessages) {
+      const sent = performance.now();
+      const res = await fetch(observer + m.path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: m.body });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`observer answered ${res.status} to ${m.path}`);
+      if (m.height !== undefined) {
+        ackAt.set(m.height, performance.now());
+        const wait = intervalMs - (performance.now() - sent);
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      }
+    }
+    // every delivery made
+    const deadline = Date.now() + 300_000;
+    while ((await db.sql`SELECT 1 FROM hook_chain LIMIT 1`).length || (await db.sql`SELECT 1 FROM hook_deliveries WHERE status = 'pending' LIMIT 1`).length) {
+      if (Date.now() > deadline) throw new Error('deliveries still pending after 5 minutes');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const liveSeconds = (performance.now() - liveStarted) / 1000;
+    await service.close();
+    receiver.closeAllConnections();
+    await new Promise((r) => receiver.close(r));
+    const pct = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))].toFixed(1) : 'n/a');
+
+    console.log(
+      `delivery, ${activeCount} active hooks, ${liveBlocks} live blocks (one per ${intervalMs} ms, ${liveSeconds.toFixed(0)} s): ${posts} POSTs; ` +
+        `observer 200 → POST received p50 ${pct(fromAck, 0.5)} ms, p99 ${pct(fromAck, 0.99)} ms; ` +
+        `projection COMMIT → POST received p50 ${pct(fromCommit, 0.5)} ms, p99 ${pct(fromCommit, 0.99)} ms`,
+    );
+  }
 } finally {
   await db.close();
   await bench.drop();

@@ -22,6 +22,7 @@ import {
   hookCursor,
   hooksVersion,
   insertDeliveries,
+  insertHistoryDeliveries,
   journalAfter,
   journalChainChanges,
   journalHead,
@@ -35,6 +36,7 @@ import {
   type ChainChange,
   type DueDelivery,
   type HookRow,
+  type HookSqlMatch,
   type HookTxFilter,
   type NewDelivery,
 } from '../store/hooks.js';
@@ -100,6 +102,34 @@ export function txFilterOf(p: HookPredicate): HookTxFilter {
   }
 }
 
+/**
+ * The predicate as the database can decide it exactly (history built there: insertHistoryDeliveries), or undefined
+ * when only the evaluator can (print `contains` / `matches_regex`: RE2 and substring semantics on the Clarity text;
+ * deployments by trait: ABI inspection) or when occurrences must be counted block by block (expire_after_occurrence).
+ */
+export function sqlMatchOf(p: HookPredicate): HookSqlMatch | undefined {
+  if (p.expire_after_occurrence !== undefined) return undefined;
+  const q = p.if_this;
+  switch (q.scope) {
+    case 'txid':
+      return { txId: q.equals.toLowerCase() };
+    case 'contract_call':
+      return { calledContract: q.contract_identifier, method: q.method };
+    case 'contract_deployment':
+      return q.deployer !== undefined ? { deployer: q.deployer } : undefined;
+    case 'print_event':
+      return q.contains === undefined && q.matches_regex === undefined ? { printContract: q.contract_identifier } : undefined;
+    case 'ft_event':
+      return { tokenEvent: 'fungible_token_asset', assetIdentifier: q.asset_identifier, actions: q.actions };
+    case 'nft_event':
+      return { tokenEvent: 'non_fungible_token_asset', assetIdentifier: q.asset_identifier, actions: q.actions };
+    case 'stx_event':
+      return { stxActions: q.actions, lock: q.actions.includes('lock') };
+    case 'block_height':
+      return { heights: { equals: q.equals, higher_than: q.higher_than, lower_than: q.lower_than, between: q.between } };
+  }
+}
+
 const BATCH = 200;
 const BACKFILL_CHUNK = 500;
 
@@ -119,8 +149,11 @@ export class HookRunner {
   private readonly inflight = new Map<number, Promise<void>>();
   /** ms spent matching blocks (evaluation only), for the benchmark */
   readonly evaluation = { blocks: 0, ms: 0 };
-  /** ms spent in each part of history evaluations (reading candidates, matching, building payloads, writing) */
-  readonly history = { read: 0, match: 0, build: 0, write: 0 };
+  /**
+   * ms spent in each part of history evaluations: in the database (`statement`: matching, building and writing a
+   * chunk), or here (reading candidates, matching, building payloads, writing)
+   */
+  readonly history = { statement: 0, read: 0, match: 0, build: 0, write: 0 };
 
   constructor(
     private readonly sql: Sql,
@@ -272,52 +305,39 @@ export class HookRunner {
    * REPEATABLE READ snapshot that also fixes where in the journal it starts following (from_seq), so history and
    * the live stream meet with no gap and no duplicate. Without a start_block its history starts at the first block,
    * as Chainhook scans a predicate without one from genesis; a start_block above the tip means the live stream only.
+   * A predicate the database decides exactly (sqlMatchOf) is matched, built and written there, one statement per
+   * chunk; the others (and `inDatabase: false`, for comparison) are read and matched here, chunk by chunk.
    */
-  async backfill(hook: HookRow): Promise<number> {
+  async backfill(hook: HookRow, opts: { inDatabase?: boolean } = {}): Promise<number> {
     const p = hook.predicate as unknown as HookPredicate;
     const started = performance.now();
     let blocksSeen = 0;
     await this.sql.begin('isolation level repeatable read', async (tx) => {
       const t = tx as unknown as Sql;
       const head = await journalHead(t);
-      {
-        const tip = await canonicalTipHeight(t);
-        const to = Math.min(tip, p.end_block ?? tip);
-        const index = new HookIndex([{ id: hook.id, predicate: p }]);
-        const counts = new Map<number, number>();
-        const filter = txFilterOf(p);
-        const prof = this.history;
-        for (let from = p.start_block ?? 0; from <= to; from += BACKFILL_CHUNK) {
-          let at = performance.now();
-          const lap = (k: keyof typeof prof) => {
-            const now = performance.now();
-            prof[k] += now - at;
-            at = now;
-          };
-          const hashes = await canonicalBlockHashes(t, from, Math.min(to, from + BACKFILL_CHUNK - 1));
-          // only the blocks with a tx the predicate may match, with those txs only
-          const blocks = await loadHookCandidates(t, hashes, filter);
-          lap('read');
-          const deliveries: NewDelivery[] = [];
-          let expired = false;
-          for (const h of hashes) {
-            blocksSeen++;
-            const block = blocks.get(h);
-            if (!block) continue;
-            const m = index.match(block).get(hook.id);
-            lap('match');
-            if (!m) continue;
-            if (!this.countOccurrence(hook, counts)) {
-              expired = true;
-              break;
-            }
-            for (const b of this.splitBlock(block, m.txs, hook)) deliveries.push({ hook_id: hook.id, action: 'apply', index_block_hash: h, block_height: block.block_height, block: b });
-            lap('build');
+      const tip = await canonicalTipHeight(t);
+      const to = Math.min(tip, p.end_block ?? tip);
+      const sqlMatch = opts.inDatabase === false ? undefined : sqlMatchOf(p);
+      const history = { index: new HookIndex([{ id: hook.id, predicate: p }]), counts: new Map<number, number>(), filter: txFilterOf(p) };
+      for (let from = p.start_block ?? 0; from <= to; from += BACKFILL_CHUNK) {
+        const last = Math.min(to, from + BACKFILL_CHUNK - 1);
+        if (sqlMatch) {
+          // matched, built and written in one statement; a chunk with a block too large for one payload is split here
+          const at = performance.now();
+          const r = await insertHistoryDeliveries(t, hook.id, { from, to: last }, sqlMatch, {
+            decode: p.decode_clarity_values ?? false,
+            contractAbi: p.include_contract_abi ?? false,
+            maxBlockChars: this.opts.maxPayloadBytes - 1024,
+          });
+          this.history.statement += performance.now() - at;
+          if (!r.oversized) {
+            blocksSeen += r.blocks;
+            continue;
           }
-          await insertDeliveries(t, deliveries);
-          lap('write');
-          if (expired) break;
         }
+        const { seen, expired } = await this.backfillChunk(t, hook, from, last, history);
+        blocksSeen += seen;
+        if (expired) break;
       }
       await settleHook(t, hook.id, head);
     });
@@ -327,6 +347,47 @@ export class HookRunner {
     }
     this.kickDelivery();
     return blocksSeen;
+  }
+
+  /** One chunk of a history evaluated here: candidate txs read, matched by the evaluator, payloads built and written. */
+  private async backfillChunk(
+    t: Sql,
+    hook: HookRow,
+    from: number,
+    to: number,
+    h: { index: HookIndex; counts: Map<number, number>; filter: HookTxFilter },
+  ): Promise<{ seen: number; expired: boolean }> {
+    const prof = this.history;
+    let at = performance.now();
+    const lap = (k: 'read' | 'match' | 'build' | 'write') => {
+      const now = performance.now();
+      prof[k] += now - at;
+      at = now;
+    };
+    const hashes = await canonicalBlockHashes(t, from, to);
+    // only the blocks with a tx the predicate may match, with those txs only
+    const blocks = await loadHookCandidates(t, hashes, h.filter);
+    lap('read');
+    const deliveries: NewDelivery[] = [];
+    let seen = 0;
+    let expired = false;
+    for (const hash of hashes) {
+      seen++;
+      const block = blocks.get(hash);
+      if (!block) continue;
+      const m = h.index.match(block).get(hook.id);
+      lap('match');
+      if (!m) continue;
+      if (!this.countOccurrence(hook, h.counts)) {
+        expired = true;
+        break;
+      }
+      for (const b of this.splitBlock(block, m.txs, hook)) deliveries.push({ hook_id: hook.id, action: 'apply', index_block_hash: hash, block_height: block.block_height, block: b });
+      lap('build');
+    }
+    await insertDeliveries(t, deliveries);
+    lap('write');
+    return { seen, expired };
   }
 
   // ---- delivery ----------------------------------------------------------------------------------------------------

@@ -226,7 +226,8 @@ export async function loadHookCandidates(sql: Sql, hashes: string[], f: HookTxFi
 }
 
 /**
- * Blocks with the txs they included (their confirmed microblock txs too) and those txs' events, in chain order;
+ * Blocks with the txs they included (their confirmed microblock txs too) and those txs' events, in chain order (the
+ * confirmed microblock txs first, stream order, then the block's own; tx_index alone ties between the two);
  * with `only`, just those txs.
  */
 export async function loadHookBlocks(sql: Sql, hashes: string[], only?: TxKey[]): Promise<Map<string, HookBlock>> {
@@ -260,7 +261,7 @@ export async function loadHookBlocks(sql: Sql, hashes: string[], only?: TxKey[])
            fee_rate::text AS fee_rate, raw_tx, raw_result, contract_call_contract_id, smart_contract_contract_id,
            contract_abi, api
     FROM txs x WHERE index_block_hash = ANY(${hashes}) AND microblock_canonical ${onlyTxs('x')}
-    ORDER BY index_block_hash, tx_index`;
+    ORDER BY index_block_hash, microblock_sequence, tx_index`;
   const byKey = new Map<string, HookTx>();
   for (const t of txs) {
     const { index_block_hash, microblock_hash, ...rest } = t;
@@ -279,6 +280,162 @@ export async function loadHookBlocks(sql: Sql, hashes: string[], only?: TxKey[])
     byKey.get(`${index_block_hash}|${microblock_hash}|${tx_id}`)?.events.push(rest as HookEvent);
   }
   return out;
+}
+
+/**
+ * A predicate SQL can decide exactly (the same answer as src/hooks/evaluate.ts txMatches with the index in front of
+ * it), for history built in the database (insertHistoryDeliveries). Predicates it cannot decide exactly (print
+ * `contains` / `matches_regex`, deployments by trait) are not given one.
+ */
+export type HookSqlMatch =
+  | { txId: string }
+  | { calledContract: string; method: string }
+  | { deployer: string }
+  | { printContract: string }
+  | { tokenEvent: 'fungible_token_asset' | 'non_fungible_token_asset'; assetIdentifier: string; actions: string[] }
+  | { stxActions: string[]; lock: boolean }
+  | { heights: { equals?: number; higher_than?: number; lower_than?: number; between?: [number, number] } };
+
+/** The events of the tx aliased `t` (its microblock-canonical ones). */
+function sameTx(sql: Sql) {
+  return sql`e.index_block_hash = t.index_block_hash AND e.microblock_hash = t.microblock_hash AND e.tx_id = t.tx_id AND e.microblock_canonical`;
+}
+
+function sqlMatchCondition(sql: Sql, m: HookSqlMatch) {
+  const TOKEN_ACTIONS = ['transfer', 'mint', 'burn'];
+  if ('txId' in m) return sql`t.tx_id = ${m.txId}`;
+  if ('calledContract' in m) {
+    return sql`t.tx_type = 'contract_call' AND t.contract_call_contract_id = ${m.calledContract}
+               AND (t.api::jsonb -> 'contract_call' -> 'function_name') = to_jsonb(${m.method}::text)`;
+  }
+  if ('deployer' in m) {
+    return sql`t.tx_type = 'smart_contract' AND t.status = 'success' ${m.deployer === '*' ? sql`` : sql`AND t.sender_address = ${m.deployer}`}`;
+  }
+  if ('printContract' in m) {
+    return sql`EXISTS (SELECT 1 FROM events e WHERE ${sameTx(sql)} AND e.event_type = 'smart_contract_log'
+               AND ${m.printContract === '*' ? sql`e.contract_id <> ''` : sql`e.contract_id = ${m.printContract}`})`;
+  }
+  if ('tokenEvent' in m) {
+    return sql`EXISTS (SELECT 1 FROM events e WHERE ${sameTx(sql)} AND e.event_type = ${m.tokenEvent}
+               AND e.asset_identifier = ${m.assetIdentifier} AND e.asset_event_type = ANY(${m.actions.filter((a) => TOKEN_ACTIONS.includes(a))}::text[]))`;
+  }
+  if ('stxActions' in m) {
+    return sql`EXISTS (SELECT 1 FROM events e WHERE ${sameTx(sql)} AND (
+                 (e.event_type = 'stx_asset' AND e.asset_event_type = ANY(${m.stxActions.filter((a) => TOKEN_ACTIONS.includes(a))}::text[]))
+                 ${m.lock ? sql`OR e.event_type = 'stx_lock'` : sql``}))`;
+  }
+  const h = m.heights;
+  if (h.equals !== undefined) return sql`b.block_height = ${h.equals}`;
+  if (h.higher_than !== undefined) return sql`b.block_height > ${h.higher_than}`;
+  if (h.lower_than !== undefined) return sql`b.block_height < ${h.lower_than}`;
+  return sql`b.block_height BETWEEN ${h.between![0]} AND ${h.between![1]}`;
+}
+
+/**
+ * A chunk of a hook's history, matched and built in the database (sql/0142_hook_history_payloads.sql) and written in
+ * one statement: per canonical block with a height in [from, to] holding a matching tx, one apply delivery whose
+ * block is what src/hooks/payload.ts chainhookBlock makes of its matching txs, in chain order. Nothing is written
+ * when a payload block would not fit in `maxBlockChars` (`oversized`: the caller splits that chunk itself), nor for a
+ * hook deleted meanwhile. Occurrences are counted as insertDeliveries counts them. `blocks`: the canonical blocks of
+ * the range (evaluated).
+ */
+export async function insertHistoryDeliveries(
+  tx: Sql,
+  hookId: number,
+  range: { from: number; to: number },
+  m: HookSqlMatch,
+  o: { decode: boolean; contractAbi: boolean; maxBlockChars: number },
+): Promise<{ inserted: number; oversized: boolean; blocks: number }> {
+  // put together as json text (each level appended, not re-encoded as jsonb is), parsed into jsonb once when written
+  const txMetadata = (abi: boolean) => tx`json_build_object(
+    'success', t.status = 'success',
+    'raw_tx', t.raw_tx,
+    'result', ${o.decode ? tx`COALESCE(NULLIF(t.a -> 'tx_result' -> 'repr', 'null'::jsonb), to_jsonb(t.raw_result))` : tx`t.raw_result`},
+    'sender', t.sender_address,
+    'nonce', t.nonce,
+    'fee', t.fee_rate,
+    'kind', CASE WHEN t.tx_type = 'contract_call' THEN hook_tx_kind(t.tx_type, t.contract_call_contract_id, t.smart_contract_contract_id, t.a)::json
+                 WHEN t.tx_type = 'smart_contract' THEN json_build_object('type', 'ContractDeployment', 'data', json_build_object('contract_identifier', t.smart_contract_contract_id))
+                 ELSE json_build_object('type', CASE t.tx_type WHEN 'token_transfer' THEN 'NativeTokenTransfer' WHEN 'coinbase' THEN 'Coinbase'
+                   WHEN 'tenure_change' THEN 'TenureChange' WHEN 'poison_microblock' THEN 'Unsupported' ELSE t.tx_type END) END,
+    'receipt', json_build_object(
+      'mutated_contracts_radius', ev.contracts,
+      'mutated_assets_radius', ev.assets,
+      'contract_calls_stack', '[]'::json,
+      'events', ev.events),
+    'description', t.tx_type,
+    'position', json_build_object('index', t.tx_index),
+    'proof', NULL::json
+    ${abi ? tx`, 'contract_abi', t.contract_abi` : tx``})`;
+  const [r] = await tx<{ inserted: string; oversized: boolean; blocks: string }[]>`
+    WITH matched AS (
+      SELECT b.index_block_hash, b.block_height, t.microblock_hash, t.tx_id, t.tx_index
+      FROM blocks b JOIN txs t ON t.index_block_hash = b.index_block_hash AND t.microblock_canonical
+      WHERE b.canonical AND b.block_height BETWEEN ${range.from} AND ${range.to} AND ${sqlMatchCondition(tx, m)}
+    ),
+    -- each matching tx as payload.ts chainhookTx makes it
+    payload_txs AS (
+      SELECT t.index_block_hash, t.microblock_sequence, t.tx_index, json_build_object(
+        'transaction_identifier', json_build_object('hash', t.tx_id),
+        'operations', '[]'::json,
+        'metadata', ${
+          o.contractAbi
+            ? tx`CASE WHEN t.contract_abi IS NOT NULL AND t.contract_abi::jsonb NOT IN ('null', 'false', '0', '""')
+                      THEN ${txMetadata(true)} ELSE ${txMetadata(false)} END`
+            : txMetadata(false)
+        }) AS tx
+      FROM (
+        -- the tx's JSON is parsed only when read: a contract call's function and arguments, a decoded result
+        SELECT t.*, CASE WHEN t.tx_type = 'contract_call' OR ${o.decode}::boolean THEN t.api::jsonb END AS a FROM matched k
+        JOIN txs t ON t.index_block_hash = k.index_block_hash AND t.microblock_hash = k.microblock_hash AND t.tx_id = k.tx_id
+      ) t
+      CROSS JOIN LATERAL (
+        SELECT ev0.events,
+          -- the contracts and assets the events name, each once, in the order they first appear
+          COALESCE((SELECT json_agg(u.c ORDER BY u.i) FROM (
+                      SELECT c, min(i) AS i FROM unnest(ev0.cs) WITH ORDINALITY AS x(c, i) GROUP BY c) u), '[]'::json) AS contracts,
+          COALESCE((SELECT json_agg(u.c ORDER BY u.i) FROM (
+                      SELECT c, min(i) AS i FROM unnest(ev0.ass) WITH ORDINALITY AS x(c, i) GROUP BY c) u), '[]'::json) AS assets
+        FROM (
+          SELECT
+            COALESCE(json_agg(hook_event_payload(e.event_index, e.event_type, e.asset_event_type, e.asset_identifier, e.contract_id, e.topic,
+                                e.sender, e.recipient, e.amount, e.value_hex, e.locked_address, e.unlock_height, e.a, ${o.decode}::boolean)
+                              ORDER BY e.event_index), '[]'::json) AS events,
+            array_agg(e.contract_id ORDER BY e.event_index) FILTER (WHERE e.contract_id <> '') AS cs,
+            array_agg(e.asset_identifier ORDER BY e.event_index) FILTER (WHERE e.asset_identifier <> '') AS ass
+          -- an event's JSON is parsed only when the payload reads it
+          FROM (SELECT e.*, CASE WHEN e.event_type IN ('stx_lock', 'fungible_token_asset') THEN NULL ELSE e.api::jsonb END AS a
+                FROM events e WHERE ${sameTx(tx)}) e
+        ) ev0
+      ) ev
+    ),
+    -- each block with its matching txs as payload.ts chainhookBlock makes it
+    built AS MATERIALIZED (
+      SELECT b.index_block_hash, b.block_height, json_build_object(
+        'block_identifier', jsonb_build_object('index', b.block_height, 'hash', b.index_block_hash),
+        'parent_block_identifier', jsonb_build_object('index', GREATEST(0, b.block_height - 1), 'hash', b.parent_index_block_hash),
+        'timestamp', b.block_time,
+        'transactions', p.txs,
+        'metadata', jsonb_build_object(
+          'bitcoin_anchor_block_identifier', jsonb_build_object('index', b.burn_block_height, 'hash', b.burn_block_hash),
+          'stacks_block_hash', b.block_hash,
+          'block_time', b.block_time)) AS block
+      FROM (SELECT index_block_hash, json_agg(tx ORDER BY microblock_sequence, tx_index) AS txs FROM payload_txs GROUP BY index_block_hash) p
+      JOIN blocks b ON b.index_block_hash = p.index_block_hash
+    ),
+    over AS (SELECT EXISTS (SELECT 1 FROM built WHERE octet_length(block::text) > ${o.maxBlockChars}) AS oversized),
+    ins AS (
+      INSERT INTO hook_deliveries (hook_id, action, index_block_hash, block_height, block)
+      SELECT ${hookId}, 'apply', index_block_hash, block_height, block::jsonb FROM built
+      WHERE NOT (SELECT oversized FROM over) AND EXISTS (SELECT 1 FROM hooks WHERE id = ${hookId}) -- a hook deleted meanwhile gets nothing
+      ORDER BY block_height
+      RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM ins) AS inserted, (SELECT oversized FROM over) AS oversized,
+      (SELECT count(*) FROM blocks WHERE canonical AND block_height BETWEEN ${range.from} AND ${range.to}) AS blocks`;
+  const inserted = Number(r.inserted);
+  if (inserted) await countOccurrences(tx, new Map([[hookId, inserted]]));
+  return { inserted, oversized: r.oversized, blocks: Number(r.blocks) };
 }
 
 export interface NewDelivery {
@@ -305,6 +462,11 @@ export async function insertDeliveries(tx: Sql, deliveries: NewDelivery[]): Prom
   }
   const counts = new Map<number, number>();
   for (const d of deliveries) if (d.action === 'apply') counts.set(d.hook_id, (counts.get(d.hook_id) ?? 0) + 1);
+  await countOccurrences(tx, counts);
+}
+
+/** Adds matching blocks (apply deliveries) to hooks' occurrences, expiring those that reach expire_after_occurrence. */
+async function countOccurrences(tx: Sql, counts: Map<number, number>): Promise<void> {
   if (!counts.size) return;
   await tx`
     UPDATE hooks h SET occurrences = h.occurrences + u.n,
