@@ -332,7 +332,7 @@ function sqlMatchCondition(sql: Sql, m: HookSqlMatch) {
 }
 
 /**
- * A chunk of a hook's history, matched and built in the database (sql/0142_hook_history_payloads.sql) and written in
+ * A chunk of a hook's history, matched and built in the database (sql/functions/hooks.sql) and written in
  * one statement: per canonical block with a height in [from, to] holding a matching tx, one apply delivery whose
  * block is what src/hooks/payload.ts chainhookBlock makes of its matching txs, in chain order. Nothing is written
  * when a payload block would not fit in `maxBlockChars` (`oversized`: the caller splits that chunk itself), nor for a

@@ -38,6 +38,7 @@ export const FUNCTION_FILES = [
   'derived.sql',
   'mempool.sql',
   'projector.sql',
+  'hooks.sql',
 ] as const;
 
 /** Serialises concurrent migrators (two processes starting at once). */
