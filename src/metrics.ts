@@ -7,7 +7,7 @@
  * The list, with what each metric means and example queries: docs/operations.md, "Metrics".
  */
 import client from 'prom-client';
-import type { Sql } from './store/connect.js';
+import type { Sql } from './store/sql.js';
 import { countPoolUsage, poolUsage } from './store/renewable-pool.js';
 import { driverFaultRenewals } from './store/faults.js';
 import { replicationLag } from './store/replication-lag.js';

@@ -3,7 +3,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import type { Logger } from 'pino';
-import type { Sql } from './store/connect.js';
+import type { Sql } from './store/sql.js';
 import type { ObserverPipeline } from './observer/pipeline.js';
 import type { DecodeResult } from './observer/decode.js';
 import { normalizeObserverPath } from './observer/schemas.js';

@@ -21,7 +21,7 @@ import { importBns } from '../src/store/bns-import.js';
 import { codec } from '../src/chain/native.js';
 import { recordingSocket, rpcClient } from './helpers/push-clients.js';
 import { sqlDir } from '../src/store/migrate.js';
-import type { Sql } from '../src/store/connect.js';
+import type { Sql } from '../src/store/sql.js';
 
 const BNS = 'ST000000000000000000002AMW42H.bns';
 const hex = (cv: ClarityValue) => '0x' + serializeCV(cv);

@@ -13,7 +13,7 @@ import { createLogger } from '../src/logger.js';
 import { migrate } from '../src/store/migrate.js';
 import { unlockedSupply } from '../src/store/supply.js';
 import { ChainGenerator } from '../load/generate.js';
-import type { Sql } from '../src/store/connect.js';
+import type { Sql } from '../src/store/sql.js';
 
 const log = createLogger('silent');
 

@@ -19,7 +19,7 @@ import { cv, decodePoxPrintEvent } from '../src/chain/pox.js';
 import { codec } from '../src/chain/native.js';
 import { isValidBitcoinAddress, poxAddressToBtc, stacksToBtcAddress } from '../src/chain/btc-address.js';
 import { stackedPercent } from '../src/views/pox.js';
-import type { Sql } from '../src/store/connect.js';
+import type { Sql } from '../src/store/sql.js';
 
 const log = createLogger('silent');
 const hex32 = () => '0x' + randomBytes(32).toString('hex');

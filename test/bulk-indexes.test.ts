@@ -9,7 +9,7 @@ import { createLogger } from '../src/logger.js';
 import { importEvents, shouldDeferIndexes, DEFER_INDEXES_MIN_BYTES } from '../src/replay.js';
 import { migrate } from '../src/store/migrate.js';
 import { DEFERRABLE_INDEXES, deferIndexes, deferredIndexCount, ifNotExists } from '../src/store/bulk-indexes.js';
-import type { Sql } from '../src/store/connect.js';
+import type { Sql } from '../src/store/sql.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { dumpDatabase } from './helpers/dump.js';
 import { FIXTURES_DIR } from './helpers/fixtures.js';

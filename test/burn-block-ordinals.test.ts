@@ -15,7 +15,7 @@ import { createLogger } from '../src/logger.js';
 import { sqlDir } from '../src/store/migrate.js';
 import { burnBlockPage } from '../src/store/burn-blocks.js';
 import { ChainGenerator } from '../load/generate.js';
-import type { Sql } from '../src/store/connect.js';
+import type { Sql } from '../src/store/sql.js';
 
 const log = createLogger('silent');
 

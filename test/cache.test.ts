@@ -11,7 +11,8 @@ import { createApiApp } from '../src/api/app.js';
 import { listen, type HttpRequest, type Listening } from '../src/http/router.js';
 import { createLogger } from '../src/logger.js';
 import { etagMatches, type ApiCache } from '../src/api/cache.js';
-import { connectDatabase, type Sql } from '../src/store/connect.js';
+import { connectDatabase } from '../src/store/connect.js';
+import type { Sql } from '../src/store/sql.js';
 
 const FIXTURE = 'fuzzed-transactions-1';
 

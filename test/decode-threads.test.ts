@@ -11,7 +11,7 @@ import { createTestDatabase } from './helpers/db.js';
 import { dumpEverything, rankSeq, rankSurrogateIds } from './helpers/dump.js';
 import { FIXTURES_DIR } from './helpers/fixtures.js';
 import { generateToFile } from '../load/generate.js';
-import type { Sql } from '../src/store/connect.js';
+import type { Sql } from '../src/store/sql.js';
 import { appendToLog } from '../src/store/event-log.js';
 import { parseTimestamp } from '../src/replay.js';
 import { normalizeObserverPath } from '../src/observer/schemas.js';

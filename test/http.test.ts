@@ -3,20 +3,10 @@ import net from 'node:net';
 import { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createLogger } from '../src/logger.js';
-import {
-  HttpError,
-  Router,
-  assertNativeUws,
-  httpError,
-  json,
-  listen,
-  queryList,
-  queryObject,
-  redirect,
-  uWS,
-  type Listening,
-  type TemplatedApp,
-} from '../src/http/index.js';
+import { Router, listen, type Listening } from '../src/http/router.js';
+import { HttpError, httpError, json, redirect } from '../src/http/response.js';
+import { queryList, queryObject } from '../src/http/query.js';
+import { assertNativeUws, uWS, type TemplatedApp } from '../src/http/uws.js';
 
 /** Collects pino lines so a test can see what was logged. */
 function captureLogs() {

@@ -12,7 +12,7 @@ import { fixtureNames, readFixture } from './helpers/fixtures.js';
 import { blockPaths } from '../src/store/ingest.js';
 import { createLogger } from '../src/logger.js';
 import { ChainGenerator } from '../load/generate.js';
-import type { Sql } from '../src/store/connect.js';
+import type { Sql } from '../src/store/sql.js';
 
 const log = createLogger('silent');
 

@@ -11,7 +11,7 @@ import { fixtureNames, readFixture } from './helpers/fixtures.js';
 import { createLogger } from '../src/logger.js';
 import { microblockPage } from '../src/store/microblocks.js';
 import { ChainGenerator } from '../load/generate.js';
-import type { Sql } from '../src/store/connect.js';
+import type { Sql } from '../src/store/sql.js';
 
 const log = createLogger('silent');
 

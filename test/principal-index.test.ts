@@ -13,7 +13,7 @@ import { fixtureNames, readFixture } from './helpers/fixtures.js';
 import { createLogger } from '../src/logger.js';
 import { ChainGenerator } from '../load/generate.js';
 import { sqlDir } from '../src/store/migrate.js';
-import type { Sql } from '../src/store/connect.js';
+import type { Sql } from '../src/store/sql.js';
 
 const log = createLogger('silent');
 

@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { startTestService } from './helpers/service.js';
 import { launchChromium } from './helpers/browser.js';
-import { AccessControl, MemoryRateLimiter, isStaticAsset } from '../src/auth/index.js';
+import { AccessControl, isStaticAsset } from '../src/auth/access.js';
+import { MemoryRateLimiter } from '../src/auth/rate-limit.js';
 
 async function statuses(base: string, path: string, n: number): Promise<number[]> {
   const out: number[] = [];

@@ -12,7 +12,7 @@ import { createLogger } from '../src/logger.js';
 import { stxBalance } from '../src/answers/index.js';
 import { migrate } from '../src/store/migrate.js';
 import { ChainGenerator } from '../load/generate.js';
-import type { Sql } from '../src/store/connect.js';
+import type { Sql } from '../src/store/sql.js';
 
 const log = createLogger('silent');
 

@@ -3,7 +3,7 @@
  * REST API answers for it): a tx lookup, several tx lookups, a legacy block, an STX balance, an address tx with its
  * transfers. No SQL here: reads are in src/store.
  */
-import type { Sql } from '../store/connect.js';
+import type { Sql } from '../store/sql.js';
 import * as txs from '../store/txs.js';
 import * as blocks from '../store/blocks.js';
 import * as addresses from '../store/addresses.js';

@@ -21,7 +21,7 @@
  */
 import type { Router, HttpRequest } from '../http/router.js';
 import type { HttpResponse } from '../http/response.js';
-import type { Sql } from '../store/connect.js';
+import type { Sql } from '../store/sql.js';
 import { allEndpoints } from './endpoints.js';
 import { chainVersion } from '../store/cache-version.js';
 

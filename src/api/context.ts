@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Sql } from '../store/connect.js';
+import type { Sql } from '../store/sql.js';
 import type { NodePool } from '../proxy/pool.js';
 import type { Network } from '../config.js';
 import type { ProjectorMetrics } from '../observer/projector.js';

@@ -4,7 +4,7 @@
  * within REPLICA_MAX_LAG_MS (when DATABASE_READ_URL is set), Redis connected (when REDIS_URL is set).
  */
 import { readdirSync } from 'node:fs';
-import type { Sql } from '../store/connect.js';
+import type { Sql } from '../store/sql.js';
 import type { ReplicaMonitor } from '../store/replica.js';
 import { appliedMigrationCount, sqlDir } from '../store/migrate.js';
 import type { Router } from '../http/router.js';

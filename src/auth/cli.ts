@@ -4,8 +4,9 @@
  *   keys list                           name, created, last used, limit, state (never the key)
  *   keys revoke NAME                    the key is refused (401) from then on
  */
-import type { Sql } from '../store/connect.js';
-import { KeyError, createKey, listKeys, revokeKey } from './keys.js';
+import type { Sql } from '../store/sql.js';
+import { KeyError, createKey } from './keys.js';
+import { listKeys, revokeKey } from '../store/api-keys.js';
 
 export const KEYS_USAGE =
   'usage: stacks-pulse keys create --name NAME [--rpm N] | keys list | keys revoke NAME\n';

@@ -2,16 +2,12 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { Sql } from '../store/connect.js';
+import type { Sql } from '../store/sql.js';
 import { AccessControl } from './access.js';
 import { KeyStore } from './keys.js';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './rate-limit.js';
 import { redisOutageLog } from '../redis-outage.js';
 import { forgetRedisClient, watchRedisClient } from '../metrics.js';
-
-export { AccessControl, isStaticAsset, networkList, clientIp, decisionResponse, type AccessDecision, type AccessHeaders } from './access.js';
-export { KeyStore, createKey, listKeys, revokeKey, hashKey, generateKey, KeyError } from './keys.js';
-export { MemoryRateLimiter, RedisRateLimiter, type RateLimiter, type RateLimitResult } from './rate-limit.js';
 
 export interface Access {
   access: AccessControl;

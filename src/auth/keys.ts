@@ -1,10 +1,8 @@
 // API keys: random secrets shown once, stored as SHA-256 (sql/0006_auth.sql). A key is looked up by its hash;
 // lookups are cached briefly per process, so a revocation reaches every api process within KEY_CACHE_MS.
 import { createHash, randomBytes } from 'node:crypto';
-import type { Sql } from '../store/connect.js';
+import type { Sql } from '../store/sql.js';
 import { insertKey, keyByHash, touchKey } from '../store/api-keys.js';
-
-export { listKeys, revokeKey, type ApiKeyRow } from '../store/api-keys.js';
 
 export const KEY_CACHE_MS = 5_000;
 const TOUCH_INTERVAL_MS = 60_000;

@@ -6,7 +6,7 @@
  * order the node sent them in.
  */
 import type { Logger } from 'pino';
-import type { Sql } from '../store/connect.js';
+import type { Sql } from '../store/sql.js';
 import { appendToLog, recordDeadLetter, type AppendEntry } from '../store/event-log.js';
 import { normalizeObserverPath } from './schemas.js';
 import { decodeOrReject, Rejected, type DecodeInput, type DecodeResult } from './decode.js';
@@ -16,8 +16,6 @@ import { checkTxNetworks } from '../chain/network.js';
 import { recordNetwork, recordedNetwork } from '../store/network.js';
 import { Projector, type CommittedMessage, type ProjectorOptions } from './projector.js';
 import { isUnavailable } from '../store/faults.js';
-
-export type { CommittedMessage } from './projector.js';
 
 export interface ObserverReply {
   status: number;

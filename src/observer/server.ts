@@ -6,7 +6,7 @@ import { json } from '../http/response.js';
 import { mapUnavailable } from '../http/errors.js';
 import { countObserverAck } from '../metrics.js';
 import type { ObserverPipeline } from './pipeline.js';
-import type { Sql } from '../store/connect.js';
+import type { Sql } from '../store/sql.js';
 import { projectorRow } from '../store/event-log.js';
 import { ingestStatus } from './projector.js';
 

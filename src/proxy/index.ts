@@ -7,9 +7,6 @@ import type { AccessControl } from '../auth/access.js';
 import { NodePool, type PoolOptions } from './pool.js';
 import { registerNodeProxy } from './proxy.js';
 
-export { NodePool, PoolNode, type PoolOptions } from './pool.js';
-export { registerNodeProxy, DEFAULT_PROXY_TIMEOUT_MS, type ProxyOptions } from './proxy.js';
-
 export interface NodeProxy {
   pool: NodePool;
   close(): void;

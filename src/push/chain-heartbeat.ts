@@ -12,7 +12,7 @@
  * A block that is not canonical when stored changes neither. Pre-Nakamoto blocks carry no tenure height: no `tenure`
  * message (every block would be its own tenure).
  */
-import type { Sql } from '../store/connect.js';
+import type { Sql } from '../store/sql.js';
 import type { BlockDbRow } from '../store/block-columns.js';
 import { burnBlockJson } from '../views/nakamoto.js';
 import { cursorPageBody } from '../views/paging.js';

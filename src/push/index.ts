@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { TemplatedApp } from 'uWebSockets.js';
 import type { Config } from '../config.js';
-import type { Sql } from '../store/connect.js';
+import type { Sql } from '../store/sql.js';
 import type { ObserverPipeline } from '../observer/pipeline.js';
 import type { AccessControl } from '../auth/access.js';
 import { PushPublisher, RedisPushSink, ShardedRedisPushSink, type PushSink } from './publisher.js';
@@ -19,9 +19,6 @@ import { InterestRecorder, InterestView } from './interest.js';
 import { redisOutageLog } from '../redis-outage.js';
 import type { ReplicaMonitor } from '../store/replica.js';
 import { forgetRedisClient, watchRedisClient } from '../metrics.js';
-
-export { PushServer, type PushMetrics } from './server.js';
-export { PushPublisher } from './publisher.js';
 
 export interface Push {
   server?: PushServer;

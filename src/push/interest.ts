@@ -18,7 +18,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Sql } from '../store/connect.js';
+import type { Sql } from '../store/sql.js';
 import { interestRows, pruneInterest, recordInterest } from '../store/push-interest.js';
 
 export interface RoomFilter {

@@ -7,7 +7,7 @@
  */
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
-import type { Sql } from '../store/connect.js';
+import type { Sql } from '../store/sql.js';
 import { isPrincipal, TX_ID_RE } from '../chain/principal.js';
 import { BNS_NAME_RE, HOOK_UUID_RE, hookRoomUuid, rooms } from './topics.js';
 import { messagesAfter, type PublishedMessage } from '../store/push-log.js';

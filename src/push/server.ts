@@ -16,7 +16,7 @@ import { createAdapter, createShardedAdapter } from '@socket.io/redis-adapter';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { TemplatedApp } from 'uWebSockets.js';
-import type { Sql } from '../store/connect.js';
+import type { Sql } from '../store/sql.js';
 import type { AccessControl } from '../auth/access.js';
 import { hookRoomUuid, invalidRooms, isValidRoom, splitRoomList } from './topics.js';
 import { hookOwner } from '../store/hooks.js';

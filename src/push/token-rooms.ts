@@ -12,7 +12,7 @@
  *
  * JSON-RPC: `address_ft_balance_update` / `address_nft_event` with `params.address` (src/push/jsonrpc.ts).
  */
-import type { Sql } from '../store/connect.js';
+import type { Sql } from '../store/sql.js';
 import { ftTotalsAt } from '../store/balances.js';
 import { ftBalancesJson } from '../views/tokens.js';
 import { digest, lastPayloads, nftEventJson, type CommittedChange, type PayloadMemo, type PushMessage } from './messages.js';

@@ -2,7 +2,7 @@
  * Address reads: STX totals (maintained, or summed below the tip), pending mempool flows, the block an `until_block`
  * names, a principal's tx with its transfers. Rows only.
  */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import { ABI_SUBQUERY, TX_COLUMNS } from './txs.js';
 import type { TxDbRow } from './txs.js';
 import type { ClarityJson } from '../chain/clarity.js';

@@ -3,7 +3,7 @@
  * at a height (the maintained totals, plus the unconfirmed microblock rows up to that height, minus the canonical
  * anchored rows above it), its positive FT balances page, one FT balance. Rows only.
  */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 
 export interface AssetTotalsRow {
   asset_identifier: string;

@@ -2,7 +2,7 @@
  * Block reads: the v2 block by height / hash / latest, the v2 page (cursor + offset), the legacy v1 block with its tx
  * ids and microblock metadata. Rows only; src/views/blocks.ts turns them into JSON.
  */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import { chainTip } from './chain-tip.js';
 import { BLOCK_COLUMNS } from './block-columns.js';
 import type { BlockDbRow } from './block-columns.js';

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import { codec } from '../chain/native.js';
 
 const BATCH = 5000;

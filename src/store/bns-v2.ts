@@ -1,7 +1,7 @@
 // BNS-V2 reads (sql/0052_bns_v2.sql): a name's latest canonical operation (gone once burned), its owner the holder of
 // its NFT (nft_custody: the latest canonical NFT event of its id, marketplace sales and SIP-09 transfers included),
 // else the operation's print.
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 
 export interface BnsV2NameRow {
   name: string;

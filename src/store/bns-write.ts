@@ -1,7 +1,7 @@
 // BNS writes outside the derived hook: the zonefiles and subdomains of `/attachments/new` (sql/0050_bns.sql), written
 // in the transaction that logs the message, and the subdomains of attachments the migration backfilled from event_log
 // (zone files are parsed here, in TypeScript, with the `zone-file` package as the reference does).
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import { bnsSubdomainRows, bnsZonefileRows, type BnsSubdomainRow, type BnsZonefileRow } from '../chain/bns.js';
 
 async function insertZonefiles(tx: Sql, rows: BnsZonefileRow[]): Promise<void> {

@@ -1,6 +1,6 @@
 // BNS v1 reads (sql/0050_bns.sql), as the reference's pg-store BNS queries at v8.13.6. A bns_names / bns_namespaces
 // row present is a canonical one; zonefiles and subdomains count through the canonical name rows that carry them.
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import { unconfirmedNftOwners } from './tokens.js';
 import { bnsNameOfKey } from '../chain/bns.js';
 

@@ -14,7 +14,7 @@
  * Nakamoto garbage collection), even where a given stream never exercises it.
  */
 import type { Logger } from '../logger.js';
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 
 export const DEFERRABLE_INDEXES: readonly string[] = [
   // recent-tx list orders and filters (/extended/v1/tx)

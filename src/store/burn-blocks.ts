@@ -3,7 +3,7 @@
  * block here is what the canonical Stacks blocks say about it (their burn_block_* columns): only burn blocks that carry
  * at least one canonical Stacks block exist for these routes. Rows only; src/views/nakamoto.ts prints them.
  */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import { chainTip } from './chain-tip.js';
 import { BLOCK_COLUMNS } from './block-columns.js';
 import type { BlockDbRow } from './block-columns.js';

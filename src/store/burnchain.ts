@@ -1,5 +1,5 @@
 /** Burnchain rewards and reward slot holders (sql/0030_burnchain_rewards.sql): canonical rows, newest first. */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 
 export interface RewardRow {
   burn_block_hash: string;

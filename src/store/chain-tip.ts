@@ -1,4 +1,4 @@
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 
 export interface ChainTip {
   block_height: number;

@@ -1,5 +1,5 @@
 /** Contract lists: deploys implementing a trait, and the deploy status of contract ids. */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import type { ContractRow } from './contracts.js';
 
 /**

@@ -1,5 +1,5 @@
 /** Contract reads: the deployment of a contract id (the one with an ABI first, canonical first). */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 
 export interface ContractRow {
   tx_id: string;

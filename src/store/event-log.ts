@@ -4,7 +4,7 @@
  * derived tables in id order (src/observer/projector.ts).
  */
 import { createHash } from 'node:crypto';
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 
 export function bodySha256(body: string): string {
   return createHash('sha256').update(body).digest('hex');

@@ -1,5 +1,5 @@
 /** Event reads: a page of events of a tx or of a principal, the print events of a contract. Rows only. */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 
 export type EventTypeName = 'smart_contract_log' | 'stx_lock' | 'stx_asset' | 'fungible_token_asset' | 'non_fungible_token_asset';
 

@@ -2,7 +2,7 @@
  * Hooks (sql/0140_hooks.sql): registered predicates, the chain journal the projector writes in its transaction, the
  * per-hook delivery outbox and its attempts. Every SQL statement of the hooks feature is here.
  */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 
 /** A hook's stored options (src/hooks/predicate.ts HookPredicate: if_this, start_block, end_block, …). */
 export type StoredPredicate = { if_this: { scope: string } & Record<string, unknown> } & Record<string, unknown>;

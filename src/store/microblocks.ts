@@ -2,7 +2,7 @@
  * Microblock reads: the recent list (the reference's paging over microblock × tx rows), one microblock with its tx ids,
  * the txs of the unconfirmed stream on the tip.
  */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import { ABI_SUBQUERY } from './txs.js';
 import { chainTip } from './chain-tip.js';
 import type { TxDbRow } from './txs.js';

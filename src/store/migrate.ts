@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import type { Logger } from '../logger.js';
 import { restoreLeftoverIndexes } from './bulk-indexes.js';
 

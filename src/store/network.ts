@@ -2,7 +2,7 @@
  * The network a database holds (STACKS_CHAIN_ID), recorded once in `chain_network`; what a network is and how a
  * transaction names it is pure logic in src/chain/network.ts.
  */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import { StartupError } from '../startup-error.js';
 import { describeId, hexChainId, networkName } from '../chain/network.js';
 

@@ -2,7 +2,7 @@
  * Nonce and fee reads: a principal's highest executed / pending nonce (as origin or as sponsor), the pending nonces
  * in a range, the nonce as of a block; mempool fee percentiles. Rows only.
  */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 
 export interface NonceMaxima {
   executed: number | null;

@@ -3,7 +3,7 @@
  * may hold principals of the other network (Clarity does not forbid sending to them), so a principal of the other
  * network is refused by the API only when this says the database knows nothing of it.
  */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import { addressSeen } from './search.js';
 
 export async function principalKnown(sql: Sql, principal: string): Promise<boolean> {

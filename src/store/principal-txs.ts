@@ -5,7 +5,8 @@
  * (v1 assets, stx_inbound, v2 per-tx event counts and events). Rows only.
  */
 import type postgres from 'postgres';
-import { unprepared, type Sql } from './connect.js';
+import { unprepared } from './connect.js';
+import type { Sql } from './sql.js';
 import { ABI_SUBQUERY } from './txs.js';
 import type { TxDbRow } from './txs.js';
 

@@ -10,7 +10,7 @@
  *     pending mempool txs (sender, recipient, deployed or called contract; newest receipt first).
  * Identifiers compare byte-wise (COLLATE "C", indexes of sql/0080_v3_principal_pages.sql). Rows only.
  */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import { heldCount, unconfirmedNftOwners } from './tokens.js';
 
 /** A page read from a position: `next` is the first row of the following page, `prev` the key `limit` rows back. */

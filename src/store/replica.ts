@@ -10,7 +10,7 @@
  * A replica that cannot be queried, or whose lag passes `maxLagMs`, is not usable: the api process is not ready and
  * its REST reads answer 503 until the replica catches up again.
  */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 
 /** An LSN (`16/B374D848`) as a number of bytes. */
 export function parseLsn(text: string): bigint {

@@ -4,7 +4,7 @@
  * unlocked at a block, mempool txs, and an account's nonce as of a block. Rows only; src/chain/rosetta-ops.ts builds
  * the operations.
  */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import { ABI_SUBQUERY } from './txs.js';
 import type { TxStaticJson } from '../chain/tx.js';
 import type { OpsEvent, OpsMinerReward, OpsUnlock } from '../chain/rosetta-ops.js';

@@ -1,5 +1,5 @@
 /** Search reads: a hash among txs, mempool txs and blocks; a principal among contracts, txs and asset events. */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import { ABI_SUBQUERY } from './txs.js';
 import type { MempoolDbRow, TxDbRow } from './txs.js';
 

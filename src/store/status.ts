@@ -1,5 +1,5 @@
 /** What `/extended` reads: the PoX unlock heights recorded by the ingest, the tip and its unconfirmed microblock. */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import { chainTip, tipMicroblock, type ChainTip } from './chain-tip.js';
 
 export interface StatusRows {

@@ -10,7 +10,7 @@
  * B is the burn height of the canonical block at min(H, tip); burnchain_lock_height is the burn height of the
  * canonical block at the lock's stacks height.
  */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import { burnHeightAt } from './addresses.js';
 
 export interface StxLockState {

@@ -2,7 +2,7 @@
  * The unlocked STX supply: a lookup in the per-block running totals of sql/0023_stx_supply.sql, plus the mints and
  * burns of unconfirmed microblocks when the asked height reaches past the tip.
  */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import { chainTip } from './chain-tip.js';
 
 export interface SupplyAt {

@@ -2,7 +2,7 @@
  * Nakamoto reads: the blocks of a tenure (cursor paging), a block's signer signatures, the average block times.
  * Rows only; the routes (src/api/routes/extended/nakamoto.ts) print them with src/views/nakamoto.ts.
  */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import { chainTip } from './chain-tip.js';
 import { v2BlockPage, type V2BlockPage } from './blocks.js';
 import { BLOCK_COLUMNS } from './block-columns.js';

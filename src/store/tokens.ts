@@ -2,7 +2,7 @@
  * Token reads (sql/0045_token_tables.sql): NFT holdings (nft_custody + the unconfirmed microblock stream), NFT history
  * and mints (events), FT / STX holders (ft_balances / stx_totals), and the txs those answers embed. Rows only.
  */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import { ABI_SUBQUERY } from './txs.js';
 import type { TxDbRow } from './txs.js';
 

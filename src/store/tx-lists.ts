@@ -3,7 +3,7 @@
  * height, v2 by height / hash / latest), a raw tx. Every list is served by an index of sql/0020_tx_lists.sql (the
  * ORDER BY matches an index's key order, so PostgreSQL walks it and stops at LIMIT + OFFSET).
  */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import { ABI_SUBQUERY } from './txs.js';
 import type { TxDbRow } from './txs.js';
 import type { BlockRef } from './blocks.js';

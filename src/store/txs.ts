@@ -2,7 +2,7 @@
  * Transaction and mempool reads: a tx by id (mined placements, mempool row), several at once, a tx's events, the
  * pending list with its filters and orders, the mempool statistics. Rows only; src/views/txs.ts makes the JSON.
  */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import { chainTip } from './chain-tip.js';
 import type { TxStaticJson } from '../chain/tx.js';
 import type { ExecutionCost, TxRow } from '../chain/types.js';

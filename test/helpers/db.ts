@@ -155,7 +155,7 @@ async function createDatabase(prefix: string, template: string | undefined): Pro
  * the BNS-V2 contract list) and restores the singleton rows the migrations seed (the unfiltered tx total, the
  * microblock count and the projector's place in the log). The recorded network (chain_network) goes too: the next fixture may be of the other network.
  */
-export async function emptyChainTables(sql: import('../../src/store/connect.js').Sql): Promise<void> {
+export async function emptyChainTables(sql: import('../../src/store/sql.js').Sql): Promise<void> {
   const tables = await sql<{ t: string }[]>`
     SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public'
       AND tablename NOT IN ('schema_migrations', 'schema_functions', 'cache_version', 'api_keys', 'derived_appliers', 'bns_v2_contracts')`;

@@ -1,4 +1,4 @@
-import type { Sql } from '../../src/store/connect.js';
+import type { Sql } from '../../src/store/sql.js';
 
 /**
  * Every table's rows ordered by key, without values that legitimately differ between two ingests of the same stream:

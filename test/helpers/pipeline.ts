@@ -1,6 +1,6 @@
 import { expect, onTestFinished } from 'vitest';
 import type { Logger } from 'pino';
-import type { Sql } from '../../src/store/connect.js';
+import type { Sql } from '../../src/store/sql.js';
 import { ObserverPipeline, type ObserverReply } from '../../src/observer/pipeline.js';
 
 /**

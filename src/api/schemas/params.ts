@@ -9,8 +9,6 @@ import { codec } from '../../chain/native.js';
 import type { BlockRef } from '../../store/blocks.js';
 import { ADDRESS_RE, PRINCIPAL_RE, TX_ID_RE } from '../../chain/principal.js';
 
-export { isContractId, isPrincipal, isStacksAddress, TX_ID_RE } from '../../chain/principal.js';
-
 const C32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
 /** The reference's schema patterns for a principal (its anyOf of an address and a contract id). */

@@ -27,7 +27,7 @@ import { addressTxWithTransfersRanked, currentNonces, stxBalance } from '../../.
 import { chainTip } from '../../../store/chain-tip.js';
 import * as ptx from '../../../store/principal-txs.js';
 import * as nonces from '../../../store/nonces.js';
-import type { Sql } from '../../../store/connect.js';
+import type { Sql } from '../../../store/sql.js';
 
 /** `until_block` as the reference reads it: a `0x` block hash, else a base-10 height ≥ 1 (parseInt's reading). */
 const UntilBlock = z

@@ -8,7 +8,7 @@ import { endpoint, notFound } from '../../endpoint.js';
 import { PrincipalParam, Unanchored, normalizeHash } from '../../schemas/params.js';
 import { StxBalanceResponse, TxWithTransfersResponse } from '../../schemas/addresses.js';
 import { LABEL } from '../../endpoint.js';
-import type { Sql } from '../../../store/connect.js';
+import type { Sql } from '../../../store/sql.js';
 import * as addresses from '../../../store/addresses.js';
 import { chainTip } from '../../../store/chain-tip.js';
 import { addressTxWithTransfers, stxBalance } from '../../../answers/index.js';

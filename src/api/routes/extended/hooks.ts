@@ -15,7 +15,7 @@ import { component } from '../../schemas/common.js';
 import { Limit, Offset } from '../../schemas/params.js';
 import { HttpError, json } from '../../../http/response.js';
 import type { ApiContext } from '../../context.js';
-import type { Sql } from '../../../store/connect.js';
+import type { Sql } from '../../../store/sql.js';
 import * as store from '../../../store/hooks.js';
 import { HookSpec, storedPredicate } from '../../../hooks/predicate.js';
 import { hostAllowed } from '../../../hooks/urls.js';

@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import { endpoint, notFound } from '../../endpoint.js';
-import { Bool, isContractId, isPrincipal } from '../../schemas/params.js';
+import { Bool } from '../../schemas/params.js';
+import { isContractId, isPrincipal } from '../../../chain/principal.js';
 import { SearchResponse } from '../../schemas/explorer.js';
 import { mempoolTxJson, txJson } from '../../../views/txs.js';
 import type { TxDbRow } from '../../../store/txs.js';

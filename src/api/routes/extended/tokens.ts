@@ -7,7 +7,8 @@
  */
 import { z } from 'zod';
 import { endpoint } from '../../endpoint.js';
-import { Bool, List, PrincipalParam, Unanchored, isPrincipal, paging } from '../../schemas/params.js';
+import { Bool, List, PrincipalParam, Unanchored, paging } from '../../schemas/params.js';
+import { isPrincipal } from '../../../chain/principal.js';
 import { FtHoldersResponse, NftHistoryResponse, NftHoldingsResponse, NftMintsResponse } from '../../schemas/tokens.js';
 import * as tokens from '../../../store/tokens.js';
 import { visibleHeight } from '../../../store/txs.js';

@@ -14,12 +14,11 @@ import {
   TxIdParam,
   Unanchored,
   blockRef,
-  isPrincipal,
   principalProblem,
-  isStacksAddress,
   normalizeHash,
   paging,
 } from '../../schemas/params.js';
+import { isPrincipal, isStacksAddress } from '../../../chain/principal.js';
 import { RawTxResponse, TxListResponse } from '../../schemas/explorer.js';
 import { txJson } from '../../../views/txs.js';
 import * as lists from '../../../store/tx-lists.js';

@@ -10,12 +10,12 @@ import {
   LoosePrincipalParam,
   List,
   principalProblem,
-  TX_ID_RE,
   TxIdParam,
   Unanchored,
   normalizeHash,
   paging,
 } from '../../schemas/params.js';
+import { TX_ID_RE } from '../../../chain/principal.js';
 import { MempoolListResponse, MempoolStatsResponse, TxLookupResponse, TxMultipleResponse } from '../../schemas/txs.js';
 import { mempoolTxJson } from '../../../views/txs.js';
 import * as txs from '../../../store/txs.js';

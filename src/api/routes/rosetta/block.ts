@@ -2,7 +2,7 @@
 import * as store from '../../../store/rosetta.js';
 import { BlockRequest, BlockTransactionRequest, BlockResponse, Transaction } from '../../schemas/rosetta.js';
 import { RosettaErrors, checkNetwork, fail, hashParam, isHex, rosettaGuard, rosettaEndpoint } from '../../rosetta.js';
-import type { Sql } from '../../../store/connect.js';
+import type { Sql } from '../../../store/sql.js';
 import { minedTransactionJson, rosettaBlockJson } from './shared.js';
 
 

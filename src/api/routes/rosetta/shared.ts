@@ -1,5 +1,5 @@
 /** What several Rosetta routes share: a block or tx with its operations (store reads + src/chain/rosetta-ops.ts). */
-import type { Sql } from '../../../store/connect.js';
+import type { Sql } from '../../../store/sql.js';
 import * as store from '../../../store/rosetta.js';
 import { withContractAbi } from '../../../chain/contract-call.js';
 import { rosettaTransaction, type OpsTx, type RosettaTransaction } from '../../../chain/rosetta-ops.js';
