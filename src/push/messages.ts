@@ -21,14 +21,15 @@
  *    canonical carries a BNS v1 or V2 operation on the name and its answer changed (owner, zonefile hash, status,
  *    expiry). A BNS-V2 sale (NFT transfer without a print) is not seen.
  */
-import type { Sql } from '../store/connect.js';
+import type { Sql } from '../store/sql.js';
 import type { ChainUpdate } from '../chain/types.js';
 import type { IngestResult } from '../store/ingest.js';
 import { chainTip } from '../store/chain-tip.js';
 import { addressTxWithTransfers, lookupTx, stxBalance, v1SingleBlockJson } from '../answers/index.js';
 import * as changes from '../store/changes.js';
-import type { EventDbRow, MempoolPrincipals, MicroblockDbRow, TxRowFull } from '../store/changes.js';
-import { isoTime, mempoolTxJson } from '../views/txs.js';
+import type { EventDbRow, MempoolPrincipals, TxRowFull } from '../store/changes.js';
+import { microblockPushJson } from '../views/explorer.js';
+import { mempoolTxJson } from '../views/txs.js';
 import { createHash } from 'node:crypto';
 import { rooms } from './topics.js';
 import { bnsNamesTouched, currentNames } from '../store/bns.js';
@@ -64,26 +65,6 @@ export function nftEventJson(e: EventDbRow): Record<string, unknown> {
     event_index: e.event_index,
     sender: e.sender,
     recipient: e.recipient,
-  };
-}
-
-/** The reference's Microblock. */
-export function microblockJson(m: MicroblockDbRow, parentBlockHash: string, txs: string[]): Record<string, unknown> {
-  return {
-    canonical: m.canonical,
-    microblock_canonical: m.microblock_canonical,
-    microblock_hash: m.microblock_hash,
-    microblock_sequence: m.microblock_sequence,
-    microblock_parent_hash: m.microblock_parent_hash,
-    block_height: m.block_height,
-    parent_block_height: m.block_height - 1,
-    parent_block_hash: parentBlockHash,
-    block_hash: m.block_hash || '0x',
-    txs,
-    parent_burn_block_height: m.parent_burn_block_height,
-    parent_burn_block_hash: m.parent_burn_block_hash,
-    parent_burn_block_time: m.parent_burn_block_time,
-    parent_burn_block_time_iso: m.parent_burn_block_time > 0 ? isoTime(m.parent_burn_block_time) : '',
   };
 }
 
@@ -238,7 +219,11 @@ export async function buildMessages(
       const txRows = await changes.unconfirmedMicroblockTxIds(sql, hashes);
       for (const m of want.wants(rooms.microblock) ? mbs : []) {
         const txs = txRows.filter((t) => t.microblock_hash === m.microblock_hash).map((t) => t.tx_id);
-        out.push({ room: rooms.microblock, event: rooms.microblock, args: [microblockJson(m, parent?.block_hash ?? '', txs)] });
+        out.push({
+          room: rooms.microblock,
+          event: rooms.microblock,
+          args: [microblockPushJson({ ...m, parent_block_height: m.block_height - 1, parent_block_hash: parent?.block_hash ?? '' }, txs)],
+        });
       }
       candidates = uniq([...txRows.map((t) => t.tx_id), ...result.txIds, ...result.unconfirmedOrphans]);
       if (parent) balanceHeight = { height: parent.block_height + 1, burnHeight: parent.burn_block_height };

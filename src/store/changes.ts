@@ -3,10 +3,11 @@
  * block and microblocks it stored, the txs it moved, the mempool and mined rows and events of the txs whose shape
  * changed. Rows only; the payloads are built with the same serializers and views as REST (src/api).
  */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import { ABI_SUBQUERY } from './txs.js';
 import type { BlockDbRow } from './block-columns.js';
 import type { MempoolDbRow, TxDbRow } from './txs.js';
+import type { MicroblockDbRow } from './microblocks.js';
 
 export type TxRowFull = TxDbRow & {
   sender_address: string;
@@ -34,21 +35,6 @@ export interface EventDbRow {
 
 export interface TokenEventRow extends EventDbRow {
   index_block_hash: string;
-}
-
-export interface MicroblockDbRow {
-  microblock_hash: string;
-  microblock_sequence: number;
-  microblock_parent_hash: string;
-  parent_index_block_hash: string;
-  index_block_hash: string;
-  block_height: number;
-  block_hash: string;
-  parent_burn_block_height: number;
-  parent_burn_block_hash: string;
-  parent_burn_block_time: number;
-  microblock_canonical: boolean;
-  canonical: boolean;
 }
 
 export interface MempoolPrincipals {
@@ -79,10 +65,15 @@ export async function canonicalBurnHeightAt(sql: Sql, height: number): Promise<n
   return c?.burn_block_height;
 }
 
+/** A microblock row without its parent block's height and hash (the caller knows the parent). */
+export type UnplacedMicroblockRow = Omit<MicroblockDbRow, 'parent_block_height' | 'parent_block_hash'>;
+
 /** The unconfirmed microblocks among these hashes, sequence ascending. */
-export async function unconfirmedMicroblocks(sql: Sql, hashes: string[]): Promise<MicroblockDbRow[]> {
-  return sql<MicroblockDbRow[]>`
-    SELECT * FROM microblocks WHERE microblock_hash = ANY(${hashes}) AND index_block_hash = ''
+export async function unconfirmedMicroblocks(sql: Sql, hashes: string[]): Promise<UnplacedMicroblockRow[]> {
+  return sql<UnplacedMicroblockRow[]>`
+    SELECT microblock_hash, microblock_sequence, microblock_parent_hash, block_height, block_hash,
+      parent_burn_block_height, parent_burn_block_hash, parent_burn_block_time, canonical, microblock_canonical
+    FROM microblocks WHERE microblock_hash = ANY(${hashes}) AND index_block_hash = ''
     ORDER BY microblock_sequence ASC`;
 }
 

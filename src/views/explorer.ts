@@ -21,6 +21,32 @@ export function microblockJson(m: MicroblockDbRow, txs: string[]): Record<string
   };
 }
 
+/**
+ * The reference's Microblock as its Socket.IO and JSON-RPC messages carry it: microblockJson's fields, with `txs` and
+ * the parent burn block fields in the order the reference sends them there.
+ */
+export function microblockPushJson(m: MicroblockDbRow, txs: string[]): Record<string, unknown> {
+  const j = microblockJson(m, txs);
+  return Object.fromEntries(PUSH_MICROBLOCK_KEYS.map((k) => [k, j[k]]));
+}
+
+const PUSH_MICROBLOCK_KEYS = [
+  'canonical',
+  'microblock_canonical',
+  'microblock_hash',
+  'microblock_sequence',
+  'microblock_parent_hash',
+  'block_height',
+  'parent_block_height',
+  'parent_block_hash',
+  'block_hash',
+  'txs',
+  'parent_burn_block_height',
+  'parent_burn_block_hash',
+  'parent_burn_block_time',
+  'parent_burn_block_time_iso',
+] as const;
+
 /** Groups (microblock × tx) rows, in row order, into microblocks with their tx ids. */
 export function groupMicroblockRows(rows: (MicroblockDbRow & { tx_id: string })[]): Record<string, unknown>[] {
   const out: { row: MicroblockDbRow; txs: string[] }[] = [];
