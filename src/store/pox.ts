@@ -3,7 +3,7 @@
  * that decode, canonical (and microblock-canonical), newest first (block height, microblock sequence, tx index, event
  * index). The value is decoded at read time (src/views/pox.ts); pox_events filters by name and stacker.
  */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import { BOOT_ADDRESS, cv } from '../chain/pox.js';
 
 /** Where a PoX print event sits (its events row) and its value. */
@@ -56,15 +56,10 @@ export function poxEventsOfTx(sql: Sql, pox: PoxVersion, txId: string) {
 }
 
 /**
- * Candidate delegation events of a pool, newest first: canonical delegate-stx / revoke-delegate-stx values whose
- * delegate has the pool's address (sql/0032 index), in blocks (afterHeight, maxHeight]. The caller keeps those whose
- * decoded delegate_to is exactly the pool (a contract pool shares its address with the others of that deployer).
+ * The PoX print events of pox_event_cycles (sql/0032), as placements: `c` the cycle range, `e` the events row, `p` the
+ * pox_events row, `t` the tx (for its microblock sequence). The caller adds its WHERE and ORDER BY.
  */
-export function poolDelegationEvents(sql: Sql, pox: PoxVersion, pool: string, maxHeight: number, afterHeight: number) {
-  const [c1, c2] = contractIds(pox);
-  const address = cv.principal(pool).slice(4, 46); // 0x, the principal type byte, then version + hash160
-  return sql<PoxEventPlacement[]>`
-    SELECT e.block_height, e.tx_id, e.tx_index, e.event_index, e.value_hex, e.contract_id
+const placedCycleEvents = (sql: Sql) => sql`SELECT e.block_height, e.tx_id, e.tx_index, e.event_index, e.value_hex, e.contract_id
     FROM pox_event_cycles c
     JOIN events e ON md5(e.value_hex) = c.value_md5
       -- the predicate of the events_pox_print index (sql/0008), literally
@@ -73,7 +68,18 @@ export function poolDelegationEvents(sql: Sql, pox: PoxVersion, pool: string, ma
         'SP000000000000000000002Q6VF78.pox-3', 'ST000000000000000000002AMW42H.pox-3',
         'SP000000000000000000002Q6VF78.pox-4', 'ST000000000000000000002AMW42H.pox-4')
     JOIN pox_events p ON p.value_md5 = c.value_md5
-    JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash AND t.microblock_hash = e.microblock_hash
+    JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash AND t.microblock_hash = e.microblock_hash`;
+
+/**
+ * Candidate delegation events of a pool, newest first: canonical delegate-stx / revoke-delegate-stx values whose
+ * delegate has the pool's address (sql/0032 index), in blocks (afterHeight, maxHeight]. The caller keeps those whose
+ * decoded delegate_to is exactly the pool (a contract pool shares its address with the others of that deployer).
+ */
+export function poolDelegationEvents(sql: Sql, pox: PoxVersion, pool: string, maxHeight: number, afterHeight: number) {
+  const [c1, c2] = contractIds(pox);
+  const address = cv.principal(pool).slice(4, 46); // 0x, the principal type byte, then version + hash160
+  return sql<PoxEventPlacement[]>`
+    ${placedCycleEvents(sql)}
     WHERE c.delegate_to = ${address} AND e.contract_id IN (${c1}, ${c2}) AND e.canonical AND e.microblock_canonical
       AND p.name IN ('delegate-stx', 'revoke-delegate-stx')
       AND e.block_height <= ${maxHeight} AND e.block_height > ${afterHeight}
@@ -162,16 +168,7 @@ export function poxSignerEvents(sql: Sql, cycle: number): Promise<PoxEventPlacem
   const [c1, c2] = contractIds('pox4');
   // only the values whose cycle range can concern the cycle (sql/0032): covering it, or committed for exactly it
   return sql<PoxEventPlacement[]>`
-    SELECT e.block_height, e.tx_id, e.tx_index, e.event_index, e.value_hex, e.contract_id
-    FROM pox_event_cycles c
-    JOIN events e ON md5(e.value_hex) = c.value_md5
-      -- the predicate of the events_pox_print index (sql/0008), literally
-      AND e.event_type = 'smart_contract_log' AND e.topic = 'print' AND e.contract_id IN (
-        'SP000000000000000000002Q6VF78.pox-2', 'ST000000000000000000002AMW42H.pox-2',
-        'SP000000000000000000002Q6VF78.pox-3', 'ST000000000000000000002AMW42H.pox-3',
-        'SP000000000000000000002Q6VF78.pox-4', 'ST000000000000000000002AMW42H.pox-4')
-    JOIN pox_events p ON p.value_md5 = c.value_md5
-    JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash AND t.microblock_hash = e.microblock_hash
+    ${placedCycleEvents(sql)}
     WHERE e.contract_id IN (${c1}, ${c2})
       AND e.canonical AND e.microblock_canonical
       AND p.name IN ('stack-stx', 'stack-extend', 'delegate-stack-stx', 'delegate-stack-increase', 'delegate-stack-extend',
