@@ -4,7 +4,8 @@
  * less of the wire format: src/chain/rosetta-wire.ts says what, and decodeWire refuses it like the reference). Offline: derive, preprocess, payloads, combine, parse, hash. metadata and submit need the node pool.
  * Supported operation sets are the reference's: a token transfer (fee, sender, recipient), stack_stx (the PoX contract
  * and cycle come from the node's /v2/pox; pox-4 needs the signer key, and the signer signature when the caller has one),
- * delegate_stx.
+ * delegate_stx. What each operation type adds to the options, checks and builds is one table,
+ * src/chain/rosetta-construction.ts; these routes check the request's shape and read that table.
  */
 import { z } from 'zod';
 import {
@@ -12,23 +13,14 @@ import {
   emptyMessageSignature,
   getAddressFromPublicKey,
   isSingleSig,
-  makeUnsignedContractCall,
-  makeUnsignedSTXTokenTransfer,
   sigHashPreSign,
   serializePayload,
   AuthType,
   PayloadType,
   createMessageSignature,
   verifySignature,
-  uintCV,
-  standardPrincipalCV,
-  noneCV,
-  someCV,
-  tupleCV,
-  bufferCV,
   type StacksTransactionWire,
 } from '@stacks/transactions';
-import { randomBytes } from 'node:crypto';
 import { raw } from '../../endpoint.js';
 import { json, httpError } from '../../../http/response.js';
 import { component } from '../../schemas/common.js';
@@ -36,7 +28,15 @@ import { NetworkIdentifier } from '../../schemas/rosetta.js';
 import { RosettaErrors, checkNetwork, nodeUnavailableReply, fail, rosettaGuard, rosettaInvalid, type RosettaNetwork, rosettaEndpoint } from '../../rosetta.js';
 import { decodeTx } from '../../../chain/tx.js';
 import { codec } from '../../../chain/native.js';
-import { btcAddressPoxTuple } from '../../../chain/pox.js';
+import {
+  ConstructionRefusal,
+  constructionOptions,
+  isC32,
+  strip0x,
+  transactionRule,
+  type OperationInput,
+  type PoxContract,
+} from '../../../chain/rosetta-construction.js';
 import { txOperations, parseMemo, type RosettaOperation } from '../../../chain/rosetta-ops.js';
 import { readableByReference, referenceTxid } from '../../../chain/rosetta-wire.js';
 import { nodeCall, NoNodeError } from '../../../proxy/rpc.js';
@@ -83,8 +83,6 @@ const ParseResponse = component(
 const HashResponse = component('RosettaConstructionHashResponse', z.object({ transaction_identifier: z.object({ hash: z.string() }) }));
 
 const with0x = (h: string) => (h.startsWith('0x') ? h : '0x' + h);
-const strip0x = (h: string) => (h.startsWith('0x') ? h.slice(2) : h);
-const PLACEHOLDER_KEY = '000000000000000000000000000000000000000000000000000000000000000000';
 
 /**
  * A transaction as the reference reads it: what its @stacks/transactions 6.11.3 cannot deserialize (a 500 there, see
@@ -110,130 +108,21 @@ function isSigned(tx: StacksTransactionWire): boolean {
   return cond.fields.length > 0;
 }
 
-const isC32 = (a: unknown): a is string => typeof a === 'string' && codec.isValidStacksAddress(a);
+type OpIn = z.infer<typeof OperationIn> & OperationInput;
 
-type Options = Record<string, unknown>;
-type OpIn = z.infer<typeof OperationIn> & { account?: { address?: string }; amount?: { value: string; currency: { symbol: string; decimals: number } }; metadata?: Record<string, unknown> };
-
-/** The reference's getOptionsFromOperations: the options an operation set stands for, or null. */
-function optionsOf(operations: OpIn[]): Options | null {
-  const o: Options = {};
-  for (const op of operations) {
-    const amount = op.amount;
-    // an amount must be an integer (the reference's BigInt would throw: a 500 there)
-    if (amount !== undefined && (typeof amount?.value !== 'string' || !/^-?\d+$/.test(amount.value) || typeof amount.currency !== 'object' || amount.currency === null)) return null;
-    switch (op.type) {
-      case 'fee':
-        o.fee = amount?.value;
-        break;
-      case 'token_transfer':
-        if (amount) {
-          if (BigInt(amount.value) < 0n) {
-            o.sender_address = op.account?.address;
-            o.type = op.type;
-          } else {
-            o.token_transfer_recipient_address = op.account?.address;
-            o.amount = amount.value;
-            o.symbol = amount.currency.symbol;
-            o.decimals = amount.currency.decimals;
-          }
-        }
-        break;
-      case 'stack_stx':
-      case 'delegate_stx': {
-        if (amount && BigInt(amount.value) > 0n) return null;
-        const md = op.metadata;
-        if (op.type === 'stack_stx' && (!md || typeof md.number_of_cycles !== 'number')) return null;
-        if (op.type === 'delegate_stx' && (!md || typeof md.delegate_to !== 'string')) return null;
-        o.sender_address = op.account?.address;
-        o.type = op.type;
-        o.amount = amount?.value.replace('-', '');
-        o.symbol = amount?.currency.symbol;
-        o.decimals = amount?.currency.decimals;
-        o.pox_addr = md!.pox_addr;
-        if (op.type === 'stack_stx') {
-          o.number_of_cycles = md!.number_of_cycles;
-          for (const k of ['signer_private_key', 'signer_signature', 'signer_key', 'pox_max_amount', 'pox_auth_id', 'reward_cycle_id']) o[k] = md![k];
-        } else o.delegate_to = md!.delegate_to;
-        break;
-      }
-      default:
-        return null;
-    }
+/** Runs a construction step; a rule's refusal becomes its Rosetta error (400). */
+async function byRules<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ConstructionRefusal) return fail(400, RosettaErrors[err.error]);
+    throw err;
   }
-  return o;
 }
 
-function poxAddrCV(btc: string) {
-  const tuple = btcAddressPoxTuple(btc);
-  if (!tuple) fail(400, RosettaErrors.invalidOperation);
-  const d = codec.decodeClarityValue(tuple!) as unknown as { data: { version: { buffer: string }; hashbytes: { buffer: string } } };
-  return tupleCV({ version: bufferCV(Buffer.from(strip0x(d.data.version.buffer), 'hex')), hashbytes: bufferCV(Buffer.from(strip0x(d.data.hashbytes.buffer), 'hex')) });
-}
+type PoxInfo = Partial<PoxContract> & { contract_id?: string };
 
-async function delegateTx(network: RosettaNetwork, o: Options, publicKey: string, fee: bigint, nonce: bigint, contract: { address: string; name: string }, untilBurnHeight?: unknown) {
-  return makeUnsignedContractCall({
-    contractAddress: contract.address,
-    contractName: contract.name,
-    functionName: 'delegate-stx',
-    functionArgs: [
-      uintCV(String(o.amount)),
-      standardPrincipalCV(String(o.delegate_to)),
-      untilBurnHeight ? someCV(uintCV(String(untilBurnHeight))) : noneCV(),
-      o.pox_addr ? someCV(poxAddrCV(String(o.pox_addr))) : noneCV(),
-    ],
-    validateWithAbi: false,
-    publicKey,
-    fee,
-    nonce,
-    network,
-  });
-}
-
-interface StackArgs {
-  amount: string;
-  poxAddr: string;
-  startBurnHeight: string | number;
-  cycles: string | number;
-  /** pox-4 only */
-  signerKey?: string;
-  signerSignature?: string;
-  maxAmount?: string;
-  authId?: string | number;
-}
-
-/** A stack-stx call (pox-4 takes the signer fields too). */
-async function stackTx(network: RosettaNetwork, contract: { address: string; name: string }, a: StackArgs, publicKey: string, fee: bigint, nonce: bigint) {
-  const buf = (hex: string) => bufferCV(Buffer.from(strip0x(hex), 'hex'));
-  const args = [uintCV(a.amount), poxAddrCV(a.poxAddr), uintCV(String(a.startBurnHeight)), uintCV(String(a.cycles))];
-  if (contract.name === 'pox-4') {
-    args.push(
-      (a.signerSignature ? someCV(buf(a.signerSignature)) : noneCV()) as never,
-      buf(a.signerKey ?? '') as never,
-      uintCV(String(a.maxAmount ?? a.amount)) as never,
-      uintCV(String(a.authId ?? 0)) as never,
-    );
-  }
-  return makeUnsignedContractCall({
-    contractAddress: contract.address,
-    contractName: contract.name,
-    functionName: 'stack-stx',
-    functionArgs: args,
-    validateWithAbi: false,
-    publicKey,
-    fee,
-    nonce,
-    network,
-  });
-}
-
-interface PoxInfo {
-  contract_id?: string;
-  current_burnchain_block_height?: number;
-  current_cycle?: { id?: number };
-}
-
-async function poxInfo(ctx: ApiContext): Promise<PoxInfo & { address: string; name: string }> {
+async function poxInfo(ctx: ApiContext): Promise<PoxContract> {
   const r = await fromNode(ctx, 'GET', '/v2/pox');
   const info = (r.body ?? {}) as PoxInfo;
   const [address, name] = String(info.contract_id ?? '').split('.');
@@ -318,7 +207,7 @@ export const rosettaConstructionEndpoints = [
         if (ops.length > 3) fail(400, RosettaErrors.invalidOperation);
         if (ops.some((o) => o.amount?.currency?.symbol !== 'STX')) fail(400, RosettaErrors.invalidCurrencySymbol);
         if (ops.some((o) => o.amount?.currency?.decimals !== 6)) fail(400, RosettaErrors.invalidCurrencyDecimals);
-        const o = optionsOf(ops);
+        const o = constructionOptions(ops);
         if (!o) return fail(400, RosettaErrors.invalidOperation);
         const md = body.metadata;
         if (md) {
@@ -332,34 +221,10 @@ export const rosettaConstructionEndpoints = [
           else fail(400, RosettaErrors.invalidFee);
         }
         const memo = typeof md?.memo === 'string' ? md.memo : undefined;
-        let size: number;
-        if (o.type === 'token_transfer') {
-          if (typeof o.amount !== 'string' || !isC32(o.token_transfer_recipient_address)) fail(400, RosettaErrors.invalidOperation);
-          const tx = await makeUnsignedSTXTokenTransfer({ recipient: String(o.token_transfer_recipient_address), amount: BigInt(String(o.amount)), fee: 0, publicKey: PLACEHOLDER_KEY, network, nonce: 0, memo });
-          size = tx.serializeBytes().byteLength;
-        } else if (o.type === 'delegate_stx') {
-          if (!o.amount || !o.delegate_to) fail(400, RosettaErrors.invalidOperation);
-          const boot = network === 'mainnet' ? 'SP000000000000000000002Q6VF78' : 'ST000000000000000000002AMW42H';
-          if (!isC32(o.delegate_to)) fail(400, RosettaErrors.invalidOperation);
-          const tx = await delegateTx(network, o, PLACEHOLDER_KEY, 0n, 0n, { address: boot, name: 'pox' });
-          size = tx.serializeBytes().byteLength;
-        } else if (o.type === 'stack_stx') {
-          const pox = await poxInfo(ctx);
-          if (!o.number_of_cycles || !o.pox_addr || !o.amount) fail(400, RosettaErrors.invalidOperation);
-          if (pox.name === 'pox-4' && !o.signer_key) fail(400, RosettaErrors.invalidOperation);
-          if (!btcAddressPoxTuple(String(o.pox_addr))) fail(400, RosettaErrors.invalidOperation);
-          // the size of the call, with a signature-sized placeholder where pox-4 takes one
-          const tx = await stackTx(
-            network,
-            pox,
-            { amount: String(o.amount), poxAddr: String(o.pox_addr), startBurnHeight: 0, cycles: String(o.number_of_cycles), signerKey: String(o.signer_key ?? ''), signerSignature: '00'.repeat(65), maxAmount: String(o.pox_max_amount ?? o.amount), authId: String(o.pox_auth_id ?? 0) },
-            PLACEHOLDER_KEY,
-            0n,
-            0n,
-          ).catch(() => fail(400, RosettaErrors.invalidOperation));
-          size = tx.serializeBytes().byteLength;
-        } else return fail(400, RosettaErrors.invalidOperation);
-        o.size = size;
+        const rule = transactionRule(o);
+        if (!rule) return fail(400, RosettaErrors.invalidOperation);
+        const tx = await byRules(() => rule.sizeTx(o, { network, memo, pox: () => poxInfo(ctx) }));
+        o.size = tx.serializeBytes().byteLength;
         if (memo !== undefined) o.memo = memo;
         return { options: o, required_public_keys: [{ address: String(o.sender_address) }] };
       }),
@@ -379,38 +244,9 @@ export const rosettaConstructionEndpoints = [
         if (o.sender_address && !isC32(o.sender_address)) fail(400, RosettaErrors.invalidSender);
         if (o.symbol !== 'STX') fail(400, RosettaErrors.invalidCurrencySymbol);
         if (!o.fee && o.size === undefined) fail(400, RosettaErrors.missingTransactionSize);
-        let payloadTx;
-        if (o.type === 'token_transfer') {
-          if (o.decimals !== 6) fail(400, RosettaErrors.invalidCurrencyDecimals);
-          if (!isC32(o.token_transfer_recipient_address)) fail(400, RosettaErrors.invalidRecipient);
-          payloadTx = await makeUnsignedSTXTokenTransfer({ recipient: String(o.token_transfer_recipient_address), amount: 1n, fee: 0, publicKey: PLACEHOLDER_KEY, network, nonce: 0, memo: '123456' });
-        } else if (o.type === 'stack_stx') {
-          const pox = await poxInfo(ctx);
-          if (!o.number_of_cycles || !o.pox_addr) fail(400, RosettaErrors.invalidOperation);
-          if (!btcAddressPoxTuple(String(o.pox_addr))) fail(400, RosettaErrors.invalidOperation);
-          o.contract_address = pox.address;
-          o.contract_name = pox.name;
-          o.burn_block_height ??= pox.current_burnchain_block_height;
-          o.reward_cycle_id ??= pox.current_cycle?.id;
-          if (pox.name === 'pox-4') {
-            if (!o.signer_key) fail(400, RosettaErrors.invalidOperation);
-            o.pox_auth_id ??= BigInt('0x' + randomBytes(16).toString('hex')).toString();
-          }
-          payloadTx = await stackTx(
-            network,
-            pox,
-            { amount: '0', poxAddr: String(o.pox_addr), startBurnHeight: String(o.burn_block_height ?? 0), cycles: String(o.number_of_cycles), signerKey: String(o.signer_key ?? ''), signerSignature: typeof o.signer_signature === 'string' ? o.signer_signature : undefined, maxAmount: String(o.pox_max_amount ?? o.amount ?? 1), authId: String(o.pox_auth_id ?? 0) },
-            PLACEHOLDER_KEY,
-            0n,
-            0n,
-          ).catch(() => fail(400, RosettaErrors.invalidOperation));
-        } else if (o.type === 'delegate_stx') {
-          const pox = await poxInfo(ctx);
-          const { address, name } = pox;
-          o.contract_address = address;
-          o.contract_name = name;
-          payloadTx = await delegateTx(network, { amount: '1', delegate_to: 'SP3FGQ8Z7JY9BWYZ5WM53E0M9NK7WHJF0691NZ159', pox_addr: 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4' }, PLACEHOLDER_KEY, 0n, 0n, { address, name }, 1);
-        } else return fail(400, RosettaErrors.invalidTransactionType);
+        const rule = transactionRule(o);
+        if (!rule) return fail(400, RosettaErrors.invalidTransactionType);
+        const payloadTx = await byRules(() => rule.feeTx(o, { network, pox: () => poxInfo(ctx) }));
         if (o.sender_address === undefined) fail(400, RosettaErrors.missingSenderAddress);
         const account = await fromNode(ctx, 'GET', `/v2/accounts/${String(o.sender_address)}?proof=0`);
         const nonce = Number((account.body as { nonce?: number } | null)?.nonce ?? 0);
@@ -438,7 +274,7 @@ export const rosettaConstructionEndpoints = [
     handler: ({ body }, ctx) =>
       rosettaGuard(async () => {
         const network = await checkNetwork(ctx, body.network_identifier);
-        const o = optionsOf(body.operations as OpIn[]);
+        const o = constructionOptions(body.operations as OpIn[]);
         if (!o) return fail(400, RosettaErrors.invalidOperation);
         if (!o.amount) fail(400, RosettaErrors.invalidAmount);
         if (!o.fee || typeof o.fee !== 'string') fail(400, RosettaErrors.invalidFees);
@@ -456,45 +292,12 @@ export const rosettaConstructionEndpoints = [
         const publicKey = strip0x(keys[0].hex_bytes);
         let tx: StacksTransactionWire;
         try {
-          if (o.type === 'token_transfer') {
-            if (!o.token_transfer_recipient_address) fail(400, RosettaErrors.invalidRecipient);
-            const memo = typeof md.memo === 'string' ? md.memo : undefined;
-            tx = await makeUnsignedSTXTokenTransfer({ recipient: String(o.token_transfer_recipient_address), amount: BigInt(String(o.amount)), fee, publicKey, network, nonce, memo });
-          } else if (o.type === 'stack_stx') {
-            const pick = (k: string) => (o[k] ?? md[k]) as string | number | undefined;
-            const contractAddress = pick('contract_address');
-            const contractName = pick('contract_name');
-            const poxAddr = pick('pox_addr');
-            const burnHeight = pick('burn_block_height');
-            const cycles = pick('number_of_cycles');
-            if (!poxAddr) fail(400, RosettaErrors.invalidOperation);
-            if (!contractAddress) fail(400, RosettaErrors.missingContractAddress);
-            if (!contractName) fail(400, RosettaErrors.missingContractName);
-            if (!burnHeight || !cycles || !o.amount) fail(400, RosettaErrors.invalidOperation);
-            const pox4 = contractName === 'pox-4';
-            const signerKey = pick('signer_key');
-            const maxAmount = pick('pox_max_amount') ?? String(o.amount);
-            const rewardCycle = pick('reward_cycle_id');
-            const authId = pick('pox_auth_id');
-            if (pox4 && (!signerKey || !maxAmount || !rewardCycle || !authId)) fail(400, RosettaErrors.invalidOperation);
-            const signerSignature = pick('signer_signature');
-            tx = await stackTx(
-              network,
-              { address: String(contractAddress), name: String(contractName) },
-              { amount: String(o.amount), poxAddr: String(poxAddr), startBurnHeight: String(burnHeight), cycles: String(cycles), signerKey: String(signerKey ?? ''), signerSignature: signerSignature ? String(signerSignature) : undefined, maxAmount: String(maxAmount), authId: String(authId ?? 0) },
-              publicKey,
-              fee,
-              nonce,
-            );
-          } else if (o.type === 'delegate_stx') {
-            if (!isC32(o.delegate_to)) fail(400, RosettaErrors.invalidOperation);
-            if (!md.contract_address) fail(400, RosettaErrors.missingContractAddress);
-            if (!md.contract_name) fail(400, RosettaErrors.missingContractName);
-            if (!o.delegate_to || !o.amount) fail(400, RosettaErrors.invalidOperation);
-            tx = await delegateTx(network, o, publicKey, fee, nonce, { address: String(md.contract_address), name: String(md.contract_name) }, md.burn_block_height);
-          } else return fail(400, RosettaErrors.invalidOperation);
+          const rule = transactionRule(o);
+          if (!rule) return fail(400, RosettaErrors.invalidOperation);
+          tx = await rule.unsignedTx(o, md, { network, publicKey, fee, nonce });
         } catch (err) {
           if (err instanceof Error && err.constructor.name === 'RosettaFailure') throw err;
+          if (err instanceof ConstructionRefusal) return fail(400, RosettaErrors[err.error]);
           return fail(400, RosettaErrors.invalidOperation, { message: (err as Error).message });
         }
         const preSign = sigHashPreSign(tx.signBegin(), AuthType.Standard, fee, nonce);
