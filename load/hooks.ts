@@ -25,7 +25,7 @@ import { canonicalBlockHashes, canonicalTipHeight, insertHook, loadHookBlocks, t
 import { HookIndex, type IndexedHook } from '../src/hooks/evaluate.js';
 import { HookRunner } from '../src/hooks/runner.js';
 import type { HookPredicate } from '../src/hooks/predicate.js';
-import { ChainGenerator } from './generate.js';
+import { ChainGenerator } from './generator/index.js';
 import { createBenchDatabase } from './bench-support.js';
 
 const { values } = parseArgs({

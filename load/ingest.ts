@@ -21,7 +21,7 @@
  * server that parses each message's JSON and INSERTs its raw body, autocommitted, on a fresh database of the same
  * PostgreSQL (spawnFloor), and prints how close the service comes to it.
  *
- * --generate N firehoses a synthetic chain of N blocks (load/generate.ts; built in memory before the clock starts, so
+ * --generate N firehoses a synthetic chain of N blocks (load/generator/; built in memory before the clock starts, so
  * signing is not measured) instead of a fixture file. The table shows count, mean, p50, p99 and max ms per path.
  */
 import { createReadStream, writeFileSync, mkdirSync } from 'node:fs';
@@ -31,7 +31,7 @@ import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import postgres from 'postgres';
-import { ChainGenerator } from './generate.js';
+import { ChainGenerator } from './generator/index.js';
 import { createBenchDatabase, freePort } from './bench-support.js';
 
 interface Args {

@@ -1,7 +1,7 @@
 /**
  * Push fan-out benchmark: N Socket.IO clients (default 10,000, spread over worker
  * processes; minimal engine.io-over-`ws` clients), each in `block` plus one address room, while synthetic blocks
- * (load/generate.ts, mined by the same accounts the clients watch) are driven into the observer one at a time.
+ * (load/generator/, mined by the same accounts the clients watch) are driven into the observer one at a time.
  * Prints delivery latency (observer answer → client receipt, CLOCK_MONOTONIC shared by all processes) p50/p99/max,
  * messages lost and duplicated, server RSS per connection; then runs the bare socket.io-on-uWS broadcast (one room,
  * a payload of the same size, no database, no Redis) with the same clients and prints the ratio.
@@ -21,7 +21,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { WebSocket } from 'ws';
-import { ChainGenerator } from './generate.js';
+import { ChainGenerator } from './generator/index.js';
 import { ArgReader, DEFAULT_ADMIN_URL } from './bench-support.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));

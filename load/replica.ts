@@ -20,7 +20,8 @@ import { fileURLToPath } from 'node:url';
 import { io as connect, type Socket } from 'socket.io-client';
 import { ArgReader, freePort } from './bench-support.js';
 import { startReplicatedPostgres, type ReplicatedPostgres } from './replica-cluster.js';
-import { ChainGenerator, postMessage, type GeneratedMessage } from './generate.js';
+import { ChainGenerator, postMessage } from './generator/index.js';
+import type { GeneratedMessage } from './generator/types.js';
 
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/main.js');
 

@@ -9,7 +9,7 @@
  * Rates. Ingest: mainnet Stacks (Nakamoto) makes roughly one block every ~10 s (between ~5 and ~15 s depending on the
  * tenure); 10× that is one block per second, the default (--block-interval-ms 1000). Each block group is what a node
  * sends for a block: /new_mempool_tx with its transactions, /new_burn_block, /new_block (and now and then microblocks
- * and mempool drops), from the synthetic chain generator (load/generate.ts), each POST waiting for its answer.
+ * and mempool drops), from the synthetic chain generator (load/generator/), each POST waiting for its answer.
  * REST: --rest-rate requests/s (default 1,000) spread over a mix of endpoints, with autocannon's overall rate.
  * Push: --sockets Socket.IO clients (default 10,000; websocket transport) subscribed to the `block` room; a client that
  * is disconnected reconnects with its last cursor (the service replays what it missed).
@@ -25,7 +25,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ChainGenerator, postMessage, type GeneratedMessage } from './generate.js';
+import { ChainGenerator, postMessage } from './generator/index.js';
+import type { GeneratedMessage } from './generator/types.js';
 import { ArgReader, createBenchDatabase, DEFAULT_ADMIN_URL, freePort } from './bench-support.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

@@ -1,12 +1,13 @@
 /**
  * `stacks-pulse demo`: feeds a running service a generated testnet chain at a watchable pace, as a Stacks node would
  * (one message at a time, in order, each POSTed to the observer until answered 200). The chain comes from the
- * project's synthetic chain generator (load/generate.ts, compiled to dist/load/ beside dist/src/): valid signed token
+ * project's synthetic chain generator (load/generator/, compiled to dist/load/ beside dist/src/): valid signed token
  * transfers with memos, contract deploys and calls, FT/NFT events, BNS names, microblocks, a fork and a mempool. It
  * stops with transactions still pending in the mempool, so every part of the dashboard has something to show.
  */
 import { Cl, type BufferCV, type TupleCV } from '@stacks/transactions';
-import { ChainGenerator, type GeneratedMessage, type GeneratedTx } from '../load/generate.js';
+import { ChainGenerator } from '../load/generator/index.js';
+import type { GeneratedMessage, GeneratedTx } from '../load/generator/types.js';
 import {
   ObserverRejected,
   bodyDetail,

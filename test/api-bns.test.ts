@@ -15,7 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cl, serializeCV, makeUnsignedContractCall, type ClarityValue } from '@stacks/transactions';
 import { settled, startTestService, type TestService } from './helpers/service.js';
 import { readFixture } from './helpers/fixtures.js';
-import { ChainGenerator, type GeneratedMessage } from '../load/generate.js';
+import { ChainGenerator } from '../load/generator/index.js';
+import type { GeneratedMessage } from '../load/generator/types.js';
 import { completeBnsBackfill } from '../src/store/bns-write.js';
 import { importBns } from '../src/store/bns-import.js';
 import { codec } from '../src/chain/native.js';
@@ -477,7 +478,7 @@ describe('BNS on a generated chain with forks', () => {
 
 // ---------------------------------------------------------------------------------------------------------------
 
-describe('BNS on a generated chain with real BNS contract calls (load/generate.ts bns option)', () => {
+describe('BNS on a generated chain with real BNS contract calls (load/generator/ bns option)', () => {
   it('every block: tables = derivation from scratch; at the end the answers are the canonical branch state', async () => {
     const svc = await startTestService();
     try {

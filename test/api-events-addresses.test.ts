@@ -6,7 +6,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createRequire } from 'node:module';
 import { readFixture, type FixtureLine } from './helpers/fixtures.js';
 import { startTestService, replay, type TestService } from './helpers/service.js';
-import { ChainGenerator } from '../load/generate.js';
+import { ChainGenerator } from '../load/generator/index.js';
 
 const require = createRequire(import.meta.url);
 const codec = require('@hirosystems/stacks-encoding-native-js') as typeof import('@hirosystems/stacks-encoding-native-js');

@@ -12,7 +12,7 @@ import { startTestService, type TestService, settled } from './helpers/service.j
 import { createLogger } from '../src/logger.js';
 import { migrate } from '../src/store/migrate.js';
 import { unlockedSupply } from '../src/store/supply.js';
-import { ChainGenerator } from '../load/generate.js';
+import { ChainGenerator } from '../load/generator/index.js';
 import type { Sql } from '../src/store/sql.js';
 
 const log = createLogger('silent');

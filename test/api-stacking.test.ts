@@ -13,7 +13,7 @@ import { fixtureNames, readFixture } from './helpers/fixtures.js';
 import { replay, startTestService, type TestService, settled } from './helpers/service.js';
 import { poxPrint } from './helpers/pox-print.js';
 import { createLogger } from '../src/logger.js';
-import { ChainGenerator } from '../load/generate.js';
+import { ChainGenerator } from '../load/generator/index.js';
 import { sqlDir } from '../src/store/migrate.js';
 import { cv, decodePoxPrintEvent } from '../src/chain/pox.js';
 import { codec } from '../src/chain/native.js';

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService, settled } from './helpers/service.js';
-import { ChainGenerator } from '../load/generate.js';
+import { ChainGenerator } from '../load/generator/index.js';
 
 async function get(svc: TestService, path: string): Promise<{ status: number; body: any }> {
   const res = await fetch(svc.api + path);

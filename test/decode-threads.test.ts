@@ -10,7 +10,7 @@ import { buildService, type Build } from './helpers/build.js';
 import { createTestDatabase } from './helpers/db.js';
 import { dumpEverything, rankSeq, rankSurrogateIds } from './helpers/dump.js';
 import { FIXTURES_DIR } from './helpers/fixtures.js';
-import { generateToFile } from '../load/generate.js';
+import { generateToFile } from '../load/generator/index.js';
 import type { Sql } from '../src/store/sql.js';
 import { appendToLog } from '../src/store/event-log.js';
 import { parseTimestamp } from '../src/replay.js';

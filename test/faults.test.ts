@@ -13,7 +13,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ChainGenerator } from '../load/generate.js';
+import { ChainGenerator } from '../load/generator/index.js';
 import { importEvents } from '../src/replay.js';
 import { applied, testPipeline } from './helpers/pipeline.js';
 import { request } from 'node:http';

@@ -4,15 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { validateObserverMessage } from '../src/observer/schemas.js';
 import { decodeTx } from '../src/chain/tx.js';
-import {
-  ChainGenerator,
-  generateToFile,
-  postMessage,
-  tsvLine,
-  type ChainSummary,
-  type GeneratedMessage,
-  type GeneratorOptions,
-} from '../load/generate.js';
+import { ChainGenerator, generateToFile, postMessage, tsvLine } from '../load/generator/index.js';
+import type { ChainSummary, GeneratedMessage, GeneratorOptions } from '../load/generator/types.js';
 import { startTestService, type TestService, settled } from './helpers/service.js';
 
 async function collect(opts: GeneratorOptions): Promise<{ messages: GeneratedMessage[]; summary: ChainSummary; gen: ChainGenerator }> {

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ChainGenerator } from '../load/generate.js';
+import { ChainGenerator } from '../load/generator/index.js';
 import { createKey } from '../src/auth/keys.js';
 import { buildService, spawnService, type Build, type ChildService } from './helpers/build.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applied, testPipeline } from './helpers/pipeline.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { createLogger } from '../src/logger.js';
-import { ChainGenerator } from '../load/generate.js';
+import { ChainGenerator } from '../load/generator/index.js';
 import { HookRunner, sqlMatchOf } from '../src/hooks/runner.js';
 import type { HookPredicate } from '../src/hooks/predicate.js';
 import { insertHook, type StoredPredicate } from '../src/store/hooks.js';

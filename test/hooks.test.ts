@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHmac } from 'node:crypto';
-import { ChainGenerator } from '../load/generate.js';
+import { ChainGenerator } from '../load/generator/index.js';
 import { createKey } from '../src/auth/keys.js';
 import { replay, startTestService, type TestService } from './helpers/service.js';
 import type { FixtureLine } from './helpers/fixtures.js';

@@ -11,7 +11,7 @@ import { dumpDatabase } from './helpers/dump.js';
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
 import { blockPaths } from '../src/store/ingest.js';
 import { createLogger } from '../src/logger.js';
-import { ChainGenerator } from '../load/generate.js';
+import { ChainGenerator } from '../load/generator/index.js';
 import type { Sql } from '../src/store/sql.js';
 
 const log = createLogger('silent');

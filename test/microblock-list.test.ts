@@ -10,7 +10,7 @@ import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpe
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
 import { createLogger } from '../src/logger.js';
 import { microblockPage } from '../src/store/microblocks.js';
-import { ChainGenerator } from '../load/generate.js';
+import { ChainGenerator } from '../load/generator/index.js';
 import type { Sql } from '../src/store/sql.js';
 
 const log = createLogger('silent');

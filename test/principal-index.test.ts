@@ -11,7 +11,7 @@ import path from 'node:path';
 import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
 import { createLogger } from '../src/logger.js';
-import { ChainGenerator } from '../load/generate.js';
+import { ChainGenerator } from '../load/generator/index.js';
 import { sqlDir } from '../src/store/migrate.js';
 import type { Sql } from '../src/store/sql.js';
 

@@ -11,7 +11,7 @@ import { createLogger } from '../src/logger.js';
 import { loadConfig } from '../src/config.js';
 import { startService } from '../src/service.js';
 import { importEvents } from '../src/replay.js';
-import { ChainGenerator } from '../load/generate.js';
+import { ChainGenerator } from '../load/generator/index.js';
 import { createTestDatabase, emptyChainTables, type TestDatabase } from './helpers/db.js';
 import { dumpEverything, rankSeq, rankSurrogateIds } from './helpers/dump.js';
 import { FIXTURES_DIR, fixtureNames, readFixture } from './helpers/fixtures.js';

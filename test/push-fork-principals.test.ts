@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replay, startTestService, type TestService } from './helpers/service.js';
 import { recordingSocket } from './helpers/push-clients.js';
-import { ChainGenerator, type GeneratedMessage } from '../load/generate.js';
+import { ChainGenerator } from '../load/generator/index.js';
+import type { GeneratedMessage } from '../load/generator/types.js';
 
 const opts = { blocks: 60, txsPerBlock: 8, seed: 'push-fork-principals', forks: true, forkEvery: 6, forkDepth: 2, mempool: false, microblocks: false };
 

@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from './helpers/service.js';
 import { recordingSocket, rpcClient } from './helpers/push-clients.js';
-import { ChainGenerator, type GeneratedMessage } from '../load/generate.js';
+import { ChainGenerator } from '../load/generator/index.js';
+import type { GeneratedMessage } from '../load/generator/types.js';
 import { isValidRoom } from '../src/push/topics.js';
 
 const opts = { blocks: 30, txsPerBlock: 10, seed: 'push-tokens', forks: true, forkEvery: 7, forkDepth: 2, microblockEvery: 3 };

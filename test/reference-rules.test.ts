@@ -1,6 +1,6 @@
 /**
  * Rules of the reference (v8.13.6) that the public fixtures do not exercise, each shown on a generated chain
- * (load/generate.ts) with hand-made variations of its messages:
+ * (load/generator/) with hand-made variations of its messages:
  *  - a block's tenure_height comes from the payload: none and a signer bitvec → -1, none and no bitvec → its height;
  *  - a block's execution costs are the payload's anchored_cost (the sum of its txs' costs only when the node sends none),
  *    and the generator reports costs as a node does;
@@ -11,7 +11,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { ChainGenerator, type GeneratedMessage, type GeneratedTx } from '../load/generate.js';
+import { ChainGenerator } from '../load/generator/index.js';
+import type { GeneratedMessage, GeneratedTx } from '../load/generator/types.js';
 import { settled, startTestService, type TestService } from './helpers/service.js';
 
 type Body = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -17,7 +17,7 @@ import { io as connect, type Socket } from 'socket.io-client';
 import { buildService, spawnService, type Build, type ChildService } from './helpers/build.js';
 import { freePort } from './helpers/instances.js';
 import { deliverUntilAccepted } from './helpers/node-replayer.js';
-import { ChainGenerator } from '../load/generate.js';
+import { ChainGenerator } from '../load/generator/index.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 

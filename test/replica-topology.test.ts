@@ -18,7 +18,8 @@ import { startReplicatedPostgres, type ReplicatedPostgres } from './helpers/repl
 import { freePort } from './helpers/instances.js';
 import { readFixture, readGolden } from './helpers/fixtures.js';
 import { deliverUntilAccepted } from './helpers/node-replayer.js';
-import { ChainGenerator, type GeneratedMessage } from '../load/generate.js';
+import { ChainGenerator } from '../load/generator/index.js';
+import type { GeneratedMessage } from '../load/generator/types.js';
 
 const APPLY_DELAY_MS = 300;
 const FIXTURE = 'epoch-3-transition';

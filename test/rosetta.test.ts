@@ -7,7 +7,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFixture } from './helpers/fixtures.js';
 import { startTestService, replay, type TestService, settled } from './helpers/service.js';
 import { migrate } from '../src/store/migrate.js';
-import { ChainGenerator, postMessage } from '../load/generate.js';
+import { ChainGenerator, postMessage } from '../load/generator/index.js';
 import { txOperations, rosettaTransaction, pendingContractCall, stxDeltas, parseMemo, type OpsTx, type OpsEvent } from '../src/chain/rosetta-ops.js';
 import { poxAddressToBtc } from '../src/chain/btc-address.js';
 import { ajvStyleMessage, schemaError } from '../src/api/rosetta.js';

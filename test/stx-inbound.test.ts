@@ -15,7 +15,7 @@ import { fixtureNames, readFixture } from './helpers/fixtures.js';
 import { createLogger } from '../src/logger.js';
 import { sqlDir } from '../src/store/migrate.js';
 import { inboundTransfers } from '../src/store/principal-txs.js';
-import { ChainGenerator } from '../load/generate.js';
+import { ChainGenerator } from '../load/generator/index.js';
 import type { Sql } from '../src/store/sql.js';
 
 const log = createLogger('silent');

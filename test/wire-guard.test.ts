@@ -23,7 +23,7 @@ import { checkClarityValue, checkTransaction, MalformedWireError } from '../src/
 import { codec } from '../src/chain/native.js';
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
 import { startTestService, type TestService } from './helpers/service.js';
-import { ChainGenerator } from '../load/generate.js';
+import { ChainGenerator } from '../load/generator/index.js';
 
 const PUB = '02' + '11'.repeat(32);
 const ADDR = 'ST2JHG361ZXG51QTKY2NQCVBPPRRE2KZB1HR05NNC';
