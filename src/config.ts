@@ -2,6 +2,7 @@
 // every bad value is reported as `<VARIABLE>: <what was expected>, got "<value>"`.
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { PulseError } from './errors.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 export type ApiMode = 'all' | 'api' | 'ingest';
@@ -84,11 +85,10 @@ export interface Config {
   metricsHost: string;
 }
 
-export class ConfigError extends Error {
+export class ConfigError extends PulseError {
   readonly issues: { variable: string; message: string }[];
   constructor(issues: { variable: string; message: string }[]) {
     super(issues.map((i) => `${i.variable}: ${i.message}`).join('; '));
-    this.name = 'ConfigError';
     this.issues = issues;
   }
 }

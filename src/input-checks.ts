@@ -4,14 +4,10 @@
  */
 import { statSync } from 'node:fs';
 import path from 'node:path';
+import { PulseError } from './errors.js';
 
 /** A command's input that is not there (exit code 1, the message names the path). */
-export class InputError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'InputError';
-  }
-}
+export class InputError extends PulseError {}
 
 function kindOf(p: string): 'file' | 'dir' | 'other' | undefined {
   try {

@@ -3,16 +3,12 @@
  * service is not up yet, or busy: connection refused or reset, timeouts, 5xx) and which are not (a 4xx: the URL is not
  * an observer, or the message is refused for good), and a message naming the likely cause of the latter.
  */
+import { PulseError } from './errors.js';
 
 export const DEFAULT_OBSERVER_URL = 'http://127.0.0.1:3700';
 
 /** A failure retrying cannot fix: the command stops with exit code 1 and this message. */
-export class ObserverRejected extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ObserverRejected';
-  }
-}
+export class ObserverRejected extends PulseError {}
 
 /** Whether an HTTP status is worth another attempt (5xx: the service or its database is busy or restarting). */
 export const retryableStatus = (status: number): boolean => status >= 500 || status === 408 || status === 429;

@@ -9,6 +9,7 @@ import type { DecodeResult } from './observer/decode.js';
 import { normalizeObserverPath } from './observer/schemas.js';
 import { deferIndexes, deferredIndexCount, restoreDeferredIndexes, restoreLeftoverIndexes } from './store/bulk-indexes.js';
 import { logEntriesAfter, nothingProjected } from './store/event-log.js';
+import { PulseError } from './errors.js';
 
 export interface ImportStats {
   messages: number;
@@ -93,10 +94,9 @@ export function parseTimestamp(raw: string): number | undefined {
   return Number.isFinite(t) ? t : undefined;
 }
 
-export class ImportInterrupted extends Error {
+export class ImportInterrupted extends PulseError {
   constructor(readonly stats: ImportStats) {
     super(`interrupted after ${stats.messages} messages`);
-    this.name = 'ImportInterrupted';
   }
 }
 

@@ -18,7 +18,7 @@ const LAYERS: { name: string; units: string[]; oneUnit?: boolean }[] = [
   {
     name: 'foundation',
     oneUnit: true,
-    units: ['config.ts', 'logger.ts', 'log-format.ts', 'input-checks.ts', 'redis-outage.ts', 'startup-error.ts', 'cli.ts', 'observer-client.ts', 'types'],
+    units: ['config.ts', 'errors.ts', 'logger.ts', 'log-format.ts', 'input-checks.ts', 'redis-outage.ts', 'startup-error.ts', 'cli.ts', 'observer-client.ts', 'types'],
   },
   { name: 'chain', units: ['chain'] },
   { name: 'store', units: ['store'] },

@@ -18,6 +18,7 @@ import { PRINCIPAL_PATTERN } from './schemas/common.js';
 import type { ApiContext } from './context.js';
 import { recordedNetwork } from '../store/network.js';
 import { CHAIN_ID_MAINNET, CHAIN_ID_TESTNET } from '../config.js';
+import { PulseError } from '../errors.js';
 
 export interface RosettaErrorBody {
   code: number;
@@ -112,7 +113,7 @@ export function nodeUnavailableReply(reason: string): RawReply {
 }
 
 /** A Rosetta failure thrown inside a handler (rosettaHandler turns it into the answer). */
-export class RosettaFailure extends Error {
+export class RosettaFailure extends PulseError {
   constructor(
     readonly status: number,
     readonly body: RosettaErrorBody,

@@ -3,6 +3,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Sql } from '../store/sql.js';
 import { insertKey, keyByHash, touchKey } from '../store/api-keys.js';
+import { PulseError } from '../errors.js';
 
 export const KEY_CACHE_MS = 5_000;
 const TOUCH_INTERVAL_MS = 60_000;
@@ -15,7 +16,7 @@ export interface ApiKeyInfo {
   revoked: boolean;
 }
 
-export class KeyError extends Error {}
+export class KeyError extends PulseError {}
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 

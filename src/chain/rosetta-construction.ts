@@ -19,15 +19,15 @@ import {
 } from '@stacks/transactions';
 import { codec } from './native.js';
 import { btcAddressPoxTuple } from './pox.js';
+import { PulseError } from '../errors.js';
 
 /** The Rosetta errors a construction rule refuses with (by their names in the Rosetta error list). */
 export type RefusalName = 'invalidOperation' | 'invalidRecipient' | 'invalidCurrencyDecimals' | 'missingContractAddress' | 'missingContractName';
 
 /** A construction rule's refusal: the route answers the named Rosetta error (400). */
-export class ConstructionRefusal extends Error {
+export class ConstructionRefusal extends PulseError {
   constructor(readonly error: RefusalName) {
     super(error);
-    this.name = 'ConstructionRefusal';
   }
 }
 

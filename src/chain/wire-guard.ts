@@ -9,11 +9,12 @@
  *
  * Wire formats: SIP-005 (transactions) and the Clarity value serialization of stacks-core.
  */
+import { PulseError } from '../errors.js';
 
-export class MalformedWireError extends Error {}
+export class MalformedWireError extends PulseError {}
 
 /** Input that ends early: the codec reads in the same order and reports it (it does not spin on a short input). */
-class Truncated extends Error {}
+class Truncated extends PulseError {}
 
 /** Deepest nesting accepted (Clarity's own limit on value depth is 32). */
 const MAX_DEPTH = 64;
@@ -130,7 +131,7 @@ export function checkTransaction(hex: string | Buffer): void {
 }
 
 /** A variant this walker does not know: the codec reads fields in the same order and rejects it there. */
-class Deferred extends Error {}
+class Deferred extends PulseError {}
 
 function spendingCondition(r: Reader): void {
   const mode = r.u8('hash mode');

@@ -1,9 +1,10 @@
 // Reading a request body from uWS, shared by the router and the /v2 proxy.
 import type { UwsResponse } from './uws.js';
 import { HttpError } from './response.js';
+import { PulseError } from '../errors.js';
 
 /** The client went away before the body was read. */
-export class RequestAborted extends Error {}
+export class RequestAborted extends PulseError {}
 
 /** What the reader needs of a request's state; `onAbort` is set by the reader and called by the owner's onAborted. */
 export interface BodyExchange {

@@ -1,6 +1,7 @@
 // What a handler returns, and the helpers that build it. Errors are always
 // `{"statusCode": N, "error": "<HTTP reason phrase>", "message": "..."}`.
 import { STATUS_CODES } from 'node:http';
+import { PulseError } from '../errors.js';
 
 export type HeaderValue = string | number;
 
@@ -51,13 +52,12 @@ export function httpError(
 }
 
 /** Throw from a handler (or hook) to reply with an error JSON; e.g. `throw new HttpError(400, 'limit must be ...')`. */
-export class HttpError extends Error {
+export class HttpError extends PulseError {
   readonly status: number;
   readonly extra: Record<string, unknown> | undefined;
   readonly headers: Record<string, HeaderValue> | undefined;
   constructor(status: number, message: string, extra?: Record<string, unknown>, headers?: Record<string, HeaderValue>) {
     super(message);
-    this.name = 'HttpError';
     this.status = status;
     this.extra = extra;
     this.headers = headers;

@@ -6,9 +6,10 @@
 import type { ChainUpdate } from '../chain/types.js';
 import { isObserverPath, validateObserverMessage } from './schemas.js';
 import { MessageDecodeError, messageToUpdate } from './to-update.js';
+import { PulseError } from '../errors.js';
 
 /** A message that is not a valid node message: why (the observer answers it 400 and keeps it as a dead letter). */
-export class Rejected extends Error {}
+export class Rejected extends PulseError {}
 
 export type DecodeResult =
   /** `unknownPath`: not a node route the service knows; stored raw, nothing derived */

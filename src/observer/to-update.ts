@@ -24,12 +24,13 @@ import type {
   NewMempoolTxMessage,
   ObserverValidationOk,
 } from './schemas.js';
+import { PulseError } from '../errors.js';
 
 /** Microblock sequence the reference shows for txs of an anchored block. */
 export const ANCHORED_MICROBLOCK_SEQUENCE = 2147483647;
 const ZERO_HASH = '0x' + '0'.repeat(64);
 
-export class MessageDecodeError extends Error {}
+export class MessageDecodeError extends PulseError {}
 
 function cost(c: { read_count: number; read_length: number; runtime: number; write_count: number; write_length: number }): ExecutionCost {
   return {

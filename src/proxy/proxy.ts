@@ -16,6 +16,7 @@ import { readRequestBody, RequestAborted } from '../http/body.js';
 import { isUnavailable } from '../store/faults.js';
 import { RATE_LIMIT_EXPOSED_HEADERS, clientIp, type AccessControl, type AccessHeaders } from '../auth/access.js';
 import { NodePool, nodePath, type PoolNode } from './pool.js';
+import { PulseError } from '../errors.js';
 
 export const DEFAULT_PROXY_TIMEOUT_MS = 30_000;
 
@@ -58,7 +59,11 @@ type Attempt =
   | { ok: true; res: IncomingMessage; latencyMs: number }
   | { ok: false; kind: FailureKind; reason: string };
 
-class UpstreamTimeout extends Error {}
+class UpstreamTimeout extends PulseError {
+  constructor(message: string) {
+    super(message, { retryable: true });
+  }
+}
 
 interface Exchange {
   res: UwsResponse;

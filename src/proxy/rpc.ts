@@ -4,9 +4,14 @@
  * times out or answers 5xx is marked down (and probed back), a GET is retried once on another node.
  */
 import { nodePath, type NodePool, type PoolNode } from './pool.js';
+import { PulseError } from '../errors.js';
 
-/** No node could answer (none configured, all down, or all failed). */
-export class NoNodeError extends Error {}
+/** No node could answer (none configured, all down, or all failed); one may answer later. */
+export class NoNodeError extends PulseError {
+  constructor(message: string) {
+    super(message, { retryable: true });
+  }
+}
 
 export interface NodeAnswer {
   status: number;

@@ -12,6 +12,7 @@ import { isPrincipal, TX_ID_RE } from '../chain/principal.js';
 import { BNS_NAME_RE, HOOK_UUID_RE, hookRoomUuid, rooms } from './topics.js';
 import { messagesAfter, type PublishedMessage } from '../store/push-log.js';
 import type { AccessControl } from '../auth/access.js';
+import { PulseError } from '../errors.js';
 
 const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 429: 'Too Many Requests', 503: 'Service Unavailable' };
 
@@ -47,7 +48,7 @@ const EVENTS = [
   'hook',
 ] as const;
 
-class RpcError extends Error {
+class RpcError extends PulseError {
   constructor(
     readonly code: number,
     message: string,

@@ -6,6 +6,7 @@
  */
 import { closeSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { PulseError } from '../errors.js';
 
 export const LOCK_FILE = 'stacks-pulse.lock';
 
@@ -17,7 +18,7 @@ export interface LockInfo {
   identity?: string;
 }
 
-export class DataDirLockedError extends Error {
+export class DataDirLockedError extends PulseError {
   readonly holder: LockInfo;
   constructor(dir: string, holder: LockInfo) {
     super(
@@ -25,7 +26,6 @@ export class DataDirLockedError extends Error {
         `(pid ${holder.pid}, "${holder.command}", since ${holder.started}): ` +
         'stop that process first, or set DATABASE_URL to a PostgreSQL server (which any number of processes can share)',
     );
-    this.name = 'DataDirLockedError';
     this.holder = holder;
   }
 }

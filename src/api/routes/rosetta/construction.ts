@@ -42,6 +42,7 @@ import { readableByReference, referenceTxid } from '../../../chain/rosetta-wire.
 import { nodeCall, NoNodeError } from '../../../proxy/rpc.js';
 import * as store from '../../../store/rosetta.js';
 import type { ApiContext } from '../../context.js';
+import { PulseError } from '../../../errors.js';
 
 const Obj = z.record(z.string(), z.unknown());
 const PublicKey = z.strictObject({ hex_bytes: z.string(), curve_type: z.enum(['secp256k1', 'edwards25519']) });
@@ -135,12 +136,16 @@ async function fromNode(ctx: ApiContext, method: 'GET' | 'POST', path: string, b
   try {
     return await nodeCall(ctx.nodes?.(), method, path, body);
   } catch (err) {
-    if (err instanceof NoNodeError) throw new NodeUnavailable(err.message);
+    if (err instanceof NoNodeError) throw new NodeUnavailable(err.message, err);
     throw err;
   }
 }
 
-class NodeUnavailable extends Error {}
+class NodeUnavailable extends PulseError {
+  constructor(message: string, cause?: unknown) {
+    super(message, { cause, retryable: true });
+  }
+}
 
 async function guardNode(fn: () => Promise<unknown>): Promise<unknown> {
   try {
