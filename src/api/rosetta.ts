@@ -14,7 +14,7 @@ import type { z } from 'zod';
 import { json, type HttpResponse } from '../http/response.js';
 import { endpoint, raw, type Endpoint, type EndpointSpec, type RawReply } from './endpoint.js';
 import { RosettaErrorResponse } from './schemas/rosetta.js';
-import { PRINCIPAL_PATTERN } from './schemas/common.js';
+import { PRINCIPAL_PATTERN } from '../chain/principal.js';
 import type { ApiContext } from './context.js';
 import { recordedNetwork } from '../store/network.js';
 import { CHAIN_ID_MAINNET, CHAIN_ID_TESTNET } from '../config.js';

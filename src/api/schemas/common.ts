@@ -3,6 +3,7 @@
  * `#/components/schemas/<Name>` in the OpenAPI document (src/api/openapi.ts); anything else is inlined.
  */
 import { z } from 'zod';
+import { ADDRESS_PATTERN, CONTRACT_ID_PATTERN, PRINCIPAL_PATTERN } from '../../chain/principal.js';
 
 /** The registry of named OpenAPI components (private: not zod's global registry). */
 export const components = z.registry<{ id: string }>();
@@ -13,12 +14,6 @@ export function component<T extends z.ZodType>(name: string, schema: T): T {
   return schema;
 }
 
-const C32 = '0-9A-HJKMNP-TV-Z';
-const CONTRACT_NAME = '[a-zA-Z]([a-zA-Z0-9]|[-_]){0,127}';
-
-export const STACKS_ADDRESS_PATTERN = `^S[PMTN][${C32}]{26,39}$`;
-export const PRINCIPAL_PATTERN = `^S[PMTN][${C32}]{26,39}(\\.${CONTRACT_NAME})?$`;
-export const CONTRACT_ID_PATTERN = `^S[PMTN][${C32}]{26,39}\\.${CONTRACT_NAME}$`;
 
 /** A 32-byte hash: lower-case 0x hex. */
 export const Hash = z.string().regex(/^0x[0-9a-f]{64}$/);
@@ -31,7 +26,7 @@ export const TxId = Hash.describe('Transaction id (0x-prefixed lower-case hex)')
 export const Amount = z.string().regex(/^\d+$/);
 /** A signed integer as a decimal string (a balance reckoned from partial chain data can be negative). */
 export const SignedAmount = z.string().regex(/^-?\d+$/);
-export const StacksAddress = z.string().regex(new RegExp(STACKS_ADDRESS_PATTERN));
+export const StacksAddress = z.string().regex(new RegExp(ADDRESS_PATTERN));
 export const Principal = z.string().regex(new RegExp(PRINCIPAL_PATTERN));
 /** A principal, or '' where the reference prints an empty one (the sender of a mint, the recipient of a burn). */
 export const PrincipalOrEmpty = z.union([Principal, z.literal('')]);

@@ -7,9 +7,7 @@ import { z } from 'zod';
 import { LABEL, REPEATED_ONLY, networkChecked } from '../endpoint.js';
 import { codec } from '../../chain/native.js';
 import type { BlockRef } from '../../store/blocks.js';
-import { ADDRESS_RE, PRINCIPAL_RE, TX_ID_RE } from '../../chain/principal.js';
-
-const C32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+import { ADDRESS_RE, C32_ALPHABET as C32, PRINCIPAL_RE, TX_ID_RE } from '../../chain/principal.js';
 
 /** The reference's schema patterns for a principal (its anyOf of an address and a contract id). */
 export const REF_ADDRESS_PATTERN = `^[${C32}]{28,41}`;

@@ -8,8 +8,7 @@ import { z } from 'zod';
 import { networkChecked } from '../endpoint.js';
 import { normalizeHash, principalSchema } from './params.js';
 import { Count, component } from './common.js';
-
-const C32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+import { C32_ALPHABET as C32 } from '../../chain/principal.js';
 
 // ---- parameters ----------------------------------------------------------------------------------------------------
 
