@@ -16,6 +16,7 @@ import {
   notListening,
   probeObserver,
   retryableStatus,
+  sleep,
 } from './observer-client.js';
 
 export interface DemoOptions {
@@ -106,18 +107,6 @@ function fundAccounts(first: GeneratedMessage, accounts: string[]): void {
   body.events = [...mints, ...body.events].map((e, i) => ({ ...e, event_index: i }));
   first.body = JSON.stringify(body);
 }
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 
 /** POSTs one message until it is answered 200; a 4xx stops at once (ObserverRejected), refusals and 5xx are retried. */
 async function post(base: string, m: GeneratedMessage, opts: DemoOptions): Promise<boolean> {

@@ -10,6 +10,19 @@ export const DEFAULT_OBSERVER_URL = 'http://127.0.0.1:3700';
 /** A failure retrying cannot fix: the command stops with exit code 1 and this message. */
 export class ObserverRejected extends PulseError {}
 
+/** Waits `ms` between attempts; resolves at once when `signal` aborts (or already has). */
+export const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+
 /** Whether an HTTP status is worth another attempt (5xx: the service or its database is busy or restarting). */
 export const retryableStatus = (status: number): boolean => status >= 500 || status === 408 || status === 429;
 

@@ -9,7 +9,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { progressLine } from './replay.js';
-import { ObserverRejected, bodyDetail, explainRejection, fetchFailureCode, retryableStatus } from './observer-client.js';
+import { ObserverRejected, bodyDetail, explainRejection, fetchFailureCode, retryableStatus, sleep } from './observer-client.js';
 
 export interface ReplayHttpOptions {
   file: string;
@@ -39,17 +39,6 @@ export interface ReplayHttpStats {
   /** false when stopped by the signal before the end of the file */
   complete: boolean;
 }
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 
 export async function replayToUrl(opts: ReplayHttpOptions): Promise<ReplayHttpStats> {
   const base = opts.url.replace(/\/+$/, '');
