@@ -1,8 +1,6 @@
 // pino JSON logs. API keys never reach the log: see REDACT_PATHS.
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
 
-export type { Logger } from 'pino';
-
 export const REDACT_PATHS = [
   'req.headers["x-api-key"]',
   'headers["x-api-key"]',

@@ -5,7 +5,8 @@
  *   replay --file F [--url U]        POST a recorded stream to a running observer, as a node does
  */
 import { loadConfig, ConfigError, type Config } from './config.js';
-import { createLogger, type Logger } from './logger.js';
+import type { Logger } from 'pino';
+import { createLogger } from './logger.js';
 import { textDestination, textLogs } from './log-format.js';
 import { startService } from './service.js';
 import { connectDatabase, databaseStartupError } from './store/connect.js';

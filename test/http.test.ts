@@ -6,7 +6,8 @@ import { createLogger } from '../src/logger.js';
 import { Router, listen, type Listening } from '../src/http/router.js';
 import { HttpError, httpError, json, redirect } from '../src/http/response.js';
 import { queryList, queryObject } from '../src/http/query.js';
-import { assertNativeUws, uWS, type TemplatedApp } from '../src/http/uws.js';
+import type { TemplatedApp } from 'uWebSockets.js';
+import { assertNativeUws, uWS } from '../src/http/uws.js';
 
 /** Collects pino lines so a test can see what was logged. */
 function captureLogs() {

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { FUNCTION_FILES, functionFiles, migrate, migrationFiles, sqlDir } from '../src/store/migrate.js';
 import { connectDatabase } from '../src/store/connect.js';
 import type { Sql } from '../src/store/sql.js';
-import type { Logger } from '../src/logger.js';
+import type { Logger } from 'pino';
 import { createEmptyTestDatabase, createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { pgBin } from './helpers/instances.js';
 

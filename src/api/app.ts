@@ -1,6 +1,7 @@
 /** The REST API on a uWS app: every route family registers itself here. */
 import type { Logger } from 'pino';
-import { uWS, type TemplatedApp } from '../http/uws.js';
+import type { TemplatedApp } from 'uWebSockets.js';
+import { uWS } from '../http/uws.js';
 import { Router, type HttpRequest } from '../http/router.js';
 import { httpError, type HttpResponse } from '../http/response.js';
 import { mapUnavailable } from '../http/errors.js';

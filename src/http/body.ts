@@ -1,5 +1,5 @@
 // Reading a request body from uWS, shared by the router and the /v2 proxy.
-import type { UwsResponse } from './uws.js';
+import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
 import { HttpError } from './response.js';
 import { PulseError } from '../errors.js';
 

@@ -5,7 +5,8 @@
 // is written only inside `res.cork` and never after `onAborted` fired.
 import type { Logger } from 'pino';
 import { logger as defaultLogger } from '../logger.js';
-import { uWS, type TemplatedApp, type UwsRequest, type UwsResponse } from './uws.js';
+import type { TemplatedApp, HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
+import { uWS } from './uws.js';
 import { readRequestBody, RequestAborted } from './body.js';
 import {
   HttpError,

@@ -3,7 +3,6 @@
 import uWS from 'uWebSockets.js';
 
 export { uWS };
-export type { TemplatedApp, HttpRequest as UwsRequest, HttpResponse as UwsResponse, us_listen_socket } from 'uWebSockets.js';
 
 /** Throws unless the native uWebSockets.js binding is loaded (not the JavaScript fallback). */
 export function assertNativeUws(): void {

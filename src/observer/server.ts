@@ -1,6 +1,7 @@
 /** The event observer's HTTP server (uWS): the node POSTs here; nothing else should be able to reach it. */
 import type { Logger } from 'pino';
-import { uWS, type TemplatedApp } from '../http/uws.js';
+import type { TemplatedApp } from 'uWebSockets.js';
+import { uWS } from '../http/uws.js';
 import { Router, listen, type Listening } from '../http/router.js';
 import { json } from '../http/response.js';
 import { mapUnavailable } from '../http/errors.js';

@@ -1,6 +1,6 @@
 /** The `/v2/*` node RPC proxy and `GET /extended/v1/status/nodes`, wired onto the API app. */
 import type { Logger } from 'pino';
-import type { TemplatedApp } from '../http/uws.js';
+import type { TemplatedApp } from 'uWebSockets.js';
 import type { Router } from '../http/router.js';
 import { json } from '../http/response.js';
 import type { AccessControl } from '../auth/access.js';

@@ -10,7 +10,7 @@
 // limit → 413; all `{statusCode, error, message}`.
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
-import type { TemplatedApp, UwsRequest, UwsResponse } from '../http/uws.js';
+import type { TemplatedApp, HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
 import { errorBody, reasonPhrase, JSON_CONTENT_TYPE, HttpError } from '../http/response.js';
 import { readRequestBody, RequestAborted } from '../http/body.js';
 import { isUnavailable } from '../store/faults.js';

@@ -13,7 +13,7 @@
  * block, sender/sponsor + nonce, microblock, contract call, recipient, the mempool's pending receipt time used by the
  * Nakamoto garbage collection), even where a given stream never exercises it.
  */
-import type { Logger } from '../logger.js';
+import type { Logger } from 'pino';
 import type { Sql } from './sql.js';
 
 export const DEFERRABLE_INDEXES: readonly string[] = [

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Sql } from './sql.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from 'pino';
 import { restoreLeftoverIndexes } from './bulk-indexes.js';
 
 /** The sql/ folder at the repository root (works from src/ under tsx/vitest and from dist/src/). */
