@@ -75,6 +75,15 @@ export function Offset(opts: { min?: number; max?: number } = {}) {
   return s.default(0).describe('Index of the first item (an offset past the end gives an empty page)');
 }
 
+/** The `cursor` of the v2 block pages: the index block hash of the page's anchor block. */
+export function blockPageCursor() {
+  return z
+    .string()
+    .regex(/^0x[a-fA-F0-9]{64}$/)
+    .optional()
+    .describe('Index block hash of the page anchor (default: the chain tip); an unknown cursor is a 404');
+}
+
 /** `limit` + `offset` with an endpoint's default and maximum. */
 export function paging(def: number, max: number, offset: { min?: number; max?: number } = {}) {
   return { limit: Limit(def, max), offset: Offset(offset) };

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { endpoint, notFound, raw } from '../../endpoint.js';
 import { redirect } from '../../../http/response.js';
-import { Height, HeightOrHash, blockRef, paging } from '../../schemas/params.js';
+import { Height, HeightOrHash, blockPageCursor, blockRef, paging } from '../../schemas/params.js';
 import { BlockListResponse, Block, LegacyBlock, LegacyBlockListResponse } from '../../schemas/blocks.js';
 import { blockV2Json, v1BlockJson } from '../../../views/blocks.js';
 import * as blocks from '../../../store/blocks.js';
@@ -23,11 +23,7 @@ export const blockEndpoints = [
     tags: ['Blocks'],
     query: z.object({
       ...paging(20, 30, { min: -300, max: 300 }),
-      cursor: z
-        .string()
-        .regex(/^0x[a-fA-F0-9]{64}$/)
-        .optional()
-        .describe('Index block hash of the page anchor (default: the chain tip); an unknown cursor is a 404'),
+      cursor: blockPageCursor(),
     }),
     response: BlockListResponse,
     responseDescription: 'A page of blocks',

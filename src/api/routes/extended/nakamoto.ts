@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { endpoint } from '../../endpoint.js';
-import { Height, HeightOrHash, Offset, blockRef, paging } from '../../schemas/params.js';
+import { Height, HeightOrHash, Offset, blockPageCursor, blockRef, paging } from '../../schemas/params.js';
 import { BlockListResponse } from '../../schemas/blocks.js';
 import { AverageBlockTimesResponse, SignerSignatureListResponse } from '../../schemas/nakamoto.js';
 import { averageBlockTimesJson } from '../../../views/nakamoto.js';
@@ -61,11 +61,7 @@ export const nakamotoEndpoints = [
     params: z.object({ tenure_height: Height.describe('Tenure height') }),
     query: z.object({
       ...paging(20, 30, { min: -300, max: 300 }),
-      cursor: z
-        .string()
-        .regex(/^0x[a-fA-F0-9]{64}$/)
-        .optional()
-        .describe('Index block hash of the page anchor (default: the chain tip); an unknown cursor is a 404'),
+      cursor: blockPageCursor(),
     }),
     response: BlockListResponse,
     responseDescription: 'A page of blocks',
