@@ -22,7 +22,7 @@ import {
 import { hex0x, sha256, type Rng } from './determinism.js';
 import { sign } from './keys.js';
 import { CONTRACT_ABI, CONTRACT_SOURCE } from './contract.js';
-import type { Account, BnsState, BranchState, BuiltTx, ChainSummary, ContractState, GeneratedTx, GeneratorOptions } from './types.js';
+import type { Account, BranchState, BuiltTx, ChainSummary, ContractState, GeneratedTx, GeneratorOptions } from './types.js';
 
 export const BNS_TESTNET = 'ST000000000000000000002AMW42H.bns';
 export const BNS_NAMESPACE = 'pulse';

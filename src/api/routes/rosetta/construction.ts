@@ -21,8 +21,7 @@ import {
   verifySignature,
   type StacksTransactionWire,
 } from '@stacks/transactions';
-import { raw } from '../../endpoint.js';
-import { json, httpError } from '../../../http/response.js';
+import { json } from '../../../http/response.js';
 import { component } from '../../schemas/common.js';
 import { NetworkIdentifier } from '../../schemas/rosetta.js';
 import { RosettaErrors, checkNetwork, nodeUnavailableReply, fail, rosettaGuard, rosettaInvalid, type RosettaNetwork, rosettaEndpoint } from '../../rosetta.js';
