@@ -4,7 +4,7 @@
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { Sql } from '../store/connect.js';
+import type { Sql } from '../store/sql.js';
 import type { Projector } from '../observer/projector.js';
 import { HookRunner } from './runner.js';
 

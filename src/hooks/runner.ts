@@ -11,7 +11,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Sql } from '../store/connect.js';
+import type { Sql } from '../store/sql.js';
 import type { AppliedMessage, Projector } from '../observer/projector.js';
 import {
   advanceHookCursor,

@@ -17,7 +17,7 @@
  * retries with a pause doubling up to 30 s (a database restart heals by itself; a bug needs a fix and a restart).
  */
 import type { Logger } from 'pino';
-import type { Sql } from '../store/connect.js';
+import type { Sql } from '../store/sql.js';
 import { applyMessage, FastPathMissed, sendsWithoutWaiting, type IngestResult, type SentTip, type LoggedUpdate } from '../store/ingest.js';
 import { flushDerived, lockProjector, logBodies, markApplied, pendingMessages, recordProjectorFailure, logPosition, type PendingMessage, type ProjectorRow } from '../store/event-log.js';
 import { isPushable, type ChainUpdate } from '../chain/types.js';

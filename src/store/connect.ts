@@ -8,7 +8,6 @@ import { renewablePool } from './renewable-pool.js';
 
 import type { Sql } from './sql.js';
 
-export type { Sql };
 
 export interface Database {
   /** Connection used for writes (ingest) and, without a read replica, for reads. */

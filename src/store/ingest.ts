@@ -3,10 +3,11 @@
  * including canonical flips on forks. The projector (src/observer/projector.ts) calls it inside its transaction, which
  * also moves its place in the log, so each message is applied exactly once.
  */
-import type { Sql } from './connect.js';
+import type { Sql } from './sql.js';
 import type { ChainUpdate, EventRow, MicroblockRow, TxRow } from '../chain/types.js';
 import { poxEventRows } from '../chain/pox.js';
 import { writeBnsAttachments } from './bns-write.js';
+import { PulseError } from '../errors.js';
 
 type Tx = Sql;
 
@@ -122,9 +123,10 @@ export function sendsWithoutWaiting(m: Pick<LoggedUpdate, 'update' | 'body'>, ti
 }
 
 /** A block sent with `expectFast` that the one-statement path declined: nothing after it may stand. */
-export class FastPathMissed extends Error {
+export class FastPathMissed extends PulseError {
   constructor(readonly id: number) {
-    super(`message ${id}: the block did not take the one-statement path the projector sent it ahead on`);
+    // retryable: the projector applies the same batch again, each block waiting for the one before it
+    super(`message ${id}: the block did not take the one-statement path the projector sent it ahead on`, { retryable: true });
   }
 }
 
