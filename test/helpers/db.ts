@@ -14,7 +14,7 @@ export interface TestDatabase extends Database {
   drop(): Promise<void>;
 }
 
-function withDatabase(url: string, name: string): string {
+export function withDatabase(url: string, name: string): string {
   const u = new URL(url);
   u.pathname = '/' + name;
   return u.toString();
@@ -96,7 +96,7 @@ async function buildTemplate(): Promise<string> {
  * CREATE DATABASE … TEMPLATE refuses while another session is connected to the template ("source database … is being
  * accessed by other users"); nothing stays connected to ours, but a monitoring session may pass by: ask again a few times.
  */
-async function copyTemplate(a: postgres.Sql, name: string, template: string): Promise<void> {
+export async function copyTemplate(a: postgres.Sql, name: string, template: string): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
       await a.unsafe(`CREATE DATABASE ${name} TEMPLATE ${template}`);
@@ -108,10 +108,13 @@ async function copyTemplate(a: postgres.Sql, name: string, template: string): Pr
   }
 }
 
-/** A fresh, migrated database on the test server (a copy of the migrated template); drop() removes it. */
-export async function createTestDatabase(prefix = 'sp_test'): Promise<TestDatabase> {
+/**
+ * A fresh, migrated database on the test server (a copy of the migrated template, or of `opts.template`: an imported
+ * fixture, test/helpers/fixture-db.ts); drop() removes it.
+ */
+export async function createTestDatabase(prefix = 'sp_test', opts: { template?: string } = {}): Promise<TestDatabase> {
   const name = `${prefix}_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
-  const template = await ensureTemplate();
+  const template = opts.template ?? (await ensureTemplate());
   const a = admin();
   try {
     await copyTemplate(a, name, template);
