@@ -2,13 +2,11 @@
 // other network (on a database that knows nothing of it) are 400s in plain words naming the parameter; a wrong method
 // on a known route is a 405 with Allow.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, replay, type TestService } from './helpers/service.js';
-import { readFixture } from './helpers/fixtures.js';
+import { startTestService, type TestService } from './helpers/service.js';
 
 let svc: TestService;
 beforeAll(async () => {
-  svc = await startTestService();
-  await replay(svc.observer, readFixture('mocknet')); // a testnet chain
+  svc = await startTestService({}, { fixture: 'mocknet' }); // a testnet chain (a copy of its imported database)
 }, 600_000);
 afterAll(async () => {
   await svc?.stop();

@@ -3,8 +3,7 @@
  * agreement between the v1 and v2 forms, reorgs and microblock metadata.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { readFixture } from './helpers/fixtures.js';
-import { startTestService, replay, type TestService } from './helpers/service.js';
+import { startTestService, type TestService } from './helpers/service.js';
 import { z } from 'zod';
 import { parseInput } from '../src/api/endpoint.js';
 import { HeightOrHash, blockRef } from '../src/api/schemas/params.js';
@@ -46,9 +45,8 @@ describe('blocks API on mocknet', () => {
   let svc: TestService;
   let tip: number;
   beforeAll(async () => {
-    svc = await startTestService();
-    const statuses = await replay(svc.observer, readFixture('mocknet'));
-    expect(statuses.every((s) => s === 200)).toBe(true);
+    // the stream delivered, every message accepted: a copy of its imported database (test/helpers/fixture-db.ts)
+    svc = await startTestService({}, { fixture: 'mocknet' });
     const [t] = await svc.db.sql<{ h: number }[]>`SELECT max(block_height)::int AS h FROM blocks WHERE canonical`;
     tip = t.h;
     expect(tip).toBeGreaterThan(5);
@@ -187,9 +185,7 @@ describe('blocks API on mocknet', () => {
 describe('blocks API across a reorg', () => {
   let svc: TestService;
   beforeAll(async () => {
-    svc = await startTestService();
-    const statuses = await replay(svc.observer, readFixture('mainnet-reorg-scenario2'));
-    expect(statuses.every((s) => s === 200)).toBe(true);
+    svc = await startTestService({}, { fixture: 'mainnet-reorg-scenario2' });
   });
   afterAll(async () => svc?.stop());
 

@@ -15,11 +15,9 @@ import { freePort, startPostgres, type PgInstance } from './helpers/instances.js
 import { deliverUntilAccepted, nodeReplay, type NodeReplayStats } from './helpers/node-replayer.js';
 import { readFixture } from './helpers/fixtures.js';
 import { dumpEverything, rankSeq, rankSurrogateIds } from './helpers/dump.js';
-import { applied, testPipeline } from './helpers/pipeline.js';
+import { createFixtureDatabase } from './helpers/fixture-db.js';
 import { settled } from './helpers/service.js';
 import { connectDatabase } from '../src/store/connect.js';
-import { migrate } from '../src/store/migrate.js';
-import { createLogger } from '../src/logger.js';
 
 // every message kind (burn blocks, blocks, mempool, an epoch transition): 238 messages
 const FIXTURE = 'epoch-3-transition';
@@ -143,22 +141,17 @@ function totalFailures(s: NodeReplayStats): number {
 }
 
 beforeAll(async () => {
-  // the compilation and the reference (the fixture through the pipeline in this process, no fault) side by side
+  // the compilation, this file's server and the reference (a copy of the fixture imported through the pipeline in
+  // this process, no fault: test/helpers/fixture-db.ts) side by side
   const reference = async () => {
-    pg = await startPostgres();
-    const url = await freshDatabase();
-    const db = await connectDatabase({ databaseUrl: url, dataDir: '/nonexistent', max: 2 });
+    const db = await createFixtureDatabase(FIXTURE, 'sp_kills_ref');
     try {
-      await migrate(db.sql);
-      const pipeline = testPipeline(db.sql, createLogger('silent'));
-      for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status, l.id).toBe(200);
-      await pipeline.stop();
+      want = rankSeq(rankSurrogateIds(await dumpEverything(db.sql)));
     } finally {
-      await db.close();
+      await db.drop();
     }
-    want = await everythingOf(url);
   };
-  [build] = await Promise.all([buildService(), reference()]);
+  [build, pg] = await Promise.all([buildService(), startPostgres(), reference()]);
 }, 600_000);
 
 afterAll(async () => {

@@ -22,7 +22,8 @@ import { io as connect, type Socket } from 'socket.io-client';
 import { buildService, spawnService, type Build, type ChildService } from './helpers/build.js';
 import { freePort, startPostgres, type PgInstance } from './helpers/instances.js';
 import { deliverUntilAccepted, nodeReplay, type NodeReplayStats } from './helpers/node-replayer.js';
-import { readFixture, type FixtureLine } from './helpers/fixtures.js';
+import { readFixture } from './helpers/fixtures.js';
+import { createFixtureDatabase } from './helpers/fixture-db.js';
 import { dumpDatabase, dumpEverything, rankSeq, rankSurrogateIds } from './helpers/dump.js';
 import { connectDatabase } from '../src/store/connect.js';
 import { migrate } from '../src/store/migrate.js';
@@ -65,26 +66,21 @@ async function everythingOf(url: string): Promise<Dump> {
   }
 }
 
-/** The reference result: the fixture fed in order through the pipeline in this process, no fault. */
-async function cleanDump(name: string, fixture: FixtureLine[]): Promise<Dump> {
+/**
+ * The reference result: the fixture fed in order through the pipeline in this process, no fault (a copy of its
+ * imported database, test/helpers/fixture-db.ts).
+ */
+async function cleanDump(name: string): Promise<Dump> {
   const cached = clean.get(name);
   if (cached) return cached;
-  const url = await freshDatabase();
-  const db = await connectDatabase({ databaseUrl: url, dataDir: '/nonexistent', max: 2 });
+  const db = await createFixtureDatabase(name, 'sp_faults_ref');
   try {
-    await migrate(db.sql);
-    const pipeline = testPipeline(db.sql, createLogger('silent'));
-    for (const l of fixture) {
-      const r = await applied(pipeline, l.path, l.body);
-      expect(r.status, `${name} ${l.id} ${l.path}`).toBe(200);
-    }
-    await pipeline.stop();
+    const d = rankSeq(await dumpDatabase(db.sql));
+    clean.set(name, d);
+    return d;
   } finally {
-    await db.close();
+    await db.drop();
   }
-  const d = await dumpOf(url);
-  clean.set(name, d);
-  return d;
 }
 
 function expectSameDatabase(actual: Dump, expected: Dump, label = '') {
@@ -126,8 +122,7 @@ function totalFailures(s: NodeReplayStats): number {
 }
 
 beforeAll(async () => {
-  [build, pg] = await Promise.all([buildService(), startPostgres()]);
-  await cleanDump(FIXTURE, lines);
+  [build, pg] = await Promise.all([buildService(), startPostgres(), cleanDump(FIXTURE)]);
 }, 300_000);
 
 afterAll(async () => {
@@ -237,7 +232,7 @@ describe('faults', () => {
   it('every message delivered twice, then the backlog re-sent after a restart: same database', async () => {
     for (const name of [FIXTURE, ...FORK_FIXTURES]) {
       const fixture = name === FIXTURE ? lines : readFixture(name);
-      const expected = await cleanDump(name, fixture);
+      const expected = await cleanDump(name);
       const url = await freshDatabase();
       const p = await ports();
       let svc = await spawnService(build.main, 'serve', serviceEnv(url, p));

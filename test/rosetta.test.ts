@@ -296,8 +296,8 @@ for (const scenario of [
     const network = { blockchain: 'stacks', network: scenario.chainId };
     const otherNetwork = scenario.chainId === 'mainnet' ? 'testnet' : 'mainnet';
     beforeAll(async () => {
-      svc = await startTestService({ STACKS_CHAIN_ID: scenario.chainId });
-      await replay(svc.observer, readFixture(scenario.name));
+      // the stream delivered, every message accepted: a copy of its imported database (test/helpers/fixture-db.ts)
+      svc = await startTestService({ STACKS_CHAIN_ID: scenario.chainId }, { fixture: scenario.name });
     }, 300_000);
     afterAll(async () => svc?.stop());
 
@@ -450,8 +450,7 @@ describe('miner rewards: two for one recipient from one block (sql/0060_miner_re
   let svc: TestService;
   const network = { blockchain: 'stacks', network: 'mainnet' };
   beforeAll(async () => {
-    svc = await startTestService({ STACKS_CHAIN_ID: 'mainnet' });
-    await replay(svc.observer, readFixture('mainnet-reorg-scenario2'));
+    svc = await startTestService({ STACKS_CHAIN_ID: 'mainnet' }, { fixture: 'mainnet-reorg-scenario2' });
   }, 300_000);
   afterAll(async () => svc?.stop());
 
@@ -516,8 +515,7 @@ describe('rosetta construction round trip and the node-backed routes (a stand-in
     });
     await new Promise<void>((r) => node.listen(0, '127.0.0.1', r));
     const port = (node.address() as { port: number }).port;
-    svc = await startTestService({ STACKS_CHAIN_ID: 'testnet', STACKS_NODE_RPC_URLS: `http://127.0.0.1:${port}` });
-    await replay(svc.observer, readFixture('mocknet'));
+    svc = await startTestService({ STACKS_CHAIN_ID: 'testnet', STACKS_NODE_RPC_URLS: `http://127.0.0.1:${port}` }, { fixture: 'mocknet' });
   }, 300_000);
   afterAll(async () => {
     await svc?.stop();
@@ -688,8 +686,7 @@ describe('rosetta FT operations: symbol and decimals from the node', () => {
   beforeAll(async () => {
     const n = await startFtNode(calls);
     node = n.server;
-    svc = await startTestService({ STACKS_CHAIN_ID: 'mainnet', STACKS_NODE_RPC_URLS: n.url });
-    await replay(svc.observer, readFixture('mainnet-reorg-scenario2'));
+    svc = await startTestService({ STACKS_CHAIN_ID: 'mainnet', STACKS_NODE_RPC_URLS: n.url }, { fixture: 'mainnet-reorg-scenario2' });
   }, 300_000);
   afterAll(async () => {
     await svc?.stop();

@@ -14,7 +14,7 @@ export interface TestDatabase extends Database {
   drop(): Promise<void>;
 }
 
-function withDatabase(url: string, name: string): string {
+export function withDatabase(url: string, name: string): string {
   const u = new URL(url);
   u.pathname = '/' + name;
   return u.toString();
@@ -98,7 +98,7 @@ async function buildTemplate(): Promise<string> {
  * CREATE DATABASE … TEMPLATE refuses while another session is connected to the template ("source database … is being
  * accessed by other users"); nothing stays connected to ours, but a monitoring session may pass by: ask again a few times.
  */
-async function copyTemplate(a: postgres.Sql, name: string, template: string): Promise<void> {
+export async function copyTemplate(a: postgres.Sql, name: string, template: string): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
       await a.unsafe(`CREATE DATABASE ${name} TEMPLATE ${template}`);
@@ -110,10 +110,13 @@ async function copyTemplate(a: postgres.Sql, name: string, template: string): Pr
   }
 }
 
-/** A fresh, migrated database on the test server (a copy of the migrated template); drop() removes it. */
-export async function createTestDatabase(prefix = 'sp_test'): Promise<TestDatabase> {
-  const db = await createDatabase(prefix, await ensureTemplate());
-  // Nothing left to apply on a copy of the template; still run, so a database made here is exactly what migrate() makes.
+/**
+ * A fresh, migrated database on the test server (a copy of the migrated template, or of `opts.template`: an imported
+ * fixture, test/helpers/fixture-db.ts); drop() removes it.
+ */
+export async function createTestDatabase(prefix = 'sp_test', opts: { template?: string } = {}): Promise<TestDatabase> {
+  const db = await createDatabase(prefix, opts.template ?? (await ensureTemplate()));
+  // Nothing left to apply on a copy of a template; still run, so a database made here is exactly what migrate() makes.
   await migrate(db.sql);
   return db;
 }

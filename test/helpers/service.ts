@@ -2,6 +2,7 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startService, type Service } from '../../src/service.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
+import { createFixtureDatabase } from './fixture-db.js';
 import type { FixtureLine } from './fixtures.js';
 
 export interface TestService {
@@ -12,9 +13,12 @@ export interface TestService {
   stop(): Promise<void>;
 }
 
-/** The real service (observer + API) on random ports against a fresh PostgreSQL database. */
-export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
-  const db = await createTestDatabase();
+/**
+ * The real service (observer + API) on random ports against a fresh PostgreSQL database; with `opts.fixture`, a copy
+ * of that recorded stream's imported database (test/helpers/fixture-db.ts): what replaying it first would leave.
+ */
+export async function startTestService(env: Record<string, string> = {}, opts: { fixture?: string } = {}): Promise<TestService> {
+  const db = opts.fixture === undefined ? await createTestDatabase() : await createFixtureDatabase(opts.fixture);
   const config = loadConfig({
     DATABASE_URL: db.url,
     API_HOST: '127.0.0.1',
