@@ -1,5 +1,5 @@
 /**
- * A hook's history (backfill) built in the database (sql/0142, insertHistoryDeliveries) gives exactly the deliveries
+ * A hook's history (backfill) built in the database (sql/functions/hooks.sql, insertHistoryDeliveries) gives exactly the deliveries
  * the evaluator gives when it reads and matches the same history block by block (src/hooks/payload.ts): the same
  * blocks, in the same order, with the same payload blocks, for every scope the database decides, with and without
  * decode_clarity_values and include_contract_abi, on a generated chain with forks and microblock streams; and the
