@@ -155,7 +155,7 @@ describe('reference rules on generated chains', () => {
       const b5 = blockBody(messages, 5);
       const m4 = messages.find((m) => m.path === '/new_block' && m.block?.height === 4)!;
       const [coinbase4, userA, userB] = m4.txs;
-      const twin: GeneratedTx = await (gen as unknown as { lowerFeeTwin(t: GeneratedTx): Promise<GeneratedTx> }).lowerFeeTwin(userA);
+      const twin: GeneratedTx = await gen.lowerFeeTwin(userA);
       const status = async (id: string) => {
         const t = await get(svc2, `/extended/v1/tx/${id}`);
         return { status: t.tx_status as string, replaced_by: (t.replaced_by_tx_id ?? null) as string | null };
@@ -278,7 +278,7 @@ describe('reference rules on generated chains: mempool room', () => {
       });
       const minedIn2 = messages.find((m) => m.path === '/new_block' && m.block?.height === 2)!.txs[1];
       const [, userA] = messages.find((m) => m.path === '/new_block' && m.block?.height === 4)!.txs;
-      const twin: GeneratedTx = await (gen as unknown as { lowerFeeTwin(t: GeneratedTx): Promise<GeneratedTx> }).lowerFeeTwin(userA);
+      const twin: GeneratedTx = await gen.lowerFeeTwin(userA);
       await post(svc, '/new_mempool_tx', [minedIn2.rawTx]); // already mined: stored pruned, still announced
       await post(svc, '/new_mempool_tx', [userA.rawTx]);
       await post(svc, '/new_mempool_tx', [twin.rawTx]); // lower fee, same nonce: replaced at once

@@ -104,6 +104,11 @@ export class ChainGenerator {
     return this.accounts.map((a) => a.address);
   }
 
+  /** A signed STX transfer with the same sender and nonce as `t` and half its fee (a replace-by-fee loser). */
+  lowerFeeTwin(t: GeneratedTx): Promise<GeneratedTx> {
+    return this.txs.lowerFeeTwin(t);
+  }
+
   /** Final figures; complete once messages() has been fully consumed. */
   summary(): ChainSummary {
     const s = this.summaryData;
