@@ -292,7 +292,15 @@ describe('a generated chain with forks', () => {
       expect(expected.length).toBeGreaterThan(10);
       // wait until the client has the last one (or the time is up), then compare: a difference shows as a diff
       await until('every block message after the restart', () => (got.length >= expected.length || got.includes(expected.at(-1)!) ? true : undefined)).catch(() => undefined);
-      expect(got).toEqual(expected);
+      // on a difference, what was missed or repeated and what the restarted process logged (warnings and up)
+      const diagnosis = () =>
+        JSON.stringify({
+          missing: expected.filter((c) => !got.includes(c)),
+          repeated: got.filter((c, i) => got.indexOf(c) !== i),
+          unexpected: got.filter((c) => !expected.includes(c)),
+          restarted: chain.apis[0].output().split('\n').filter((l) => /"level":(40|50|60)/.test(l)).slice(-20),
+        });
+      expect(got, diagnosis()).toEqual(expected);
       socket.close();
     } finally {
       await primary.end();
