@@ -66,6 +66,8 @@ export interface Config {
   replicaPollMs: number;
   /** Push messages an api process holds at most while its replica has not replayed them; past it the oldest are dropped (clients resume by cursor). */
   replicaMaxHeldMessages: number;
+  /** a starting api process waits this long for its push subscription and its replica (PushServer.startingCursor) */
+  pushStartWaitMs: number;
   /** Webhooks (docs/hooks.md): hooks per API key, payload bytes, request timeout, receiving hosts, back-off, parallelism. */
   hooksMaxPerKey: number;
   hooksMaxPayloadBytes: number;
@@ -261,6 +263,7 @@ const envSchema = z.object({
   REPLICA_MAX_LAG_MS: envVar(positiveMs, 10_000),
   REPLICA_POLL_MS: envVar(integer(1, 10_000, 'integer 1-10000 (milliseconds)'), 10),
   REPLICA_MAX_HELD_MESSAGES: envVar(integer(1, 10_000_000), 10_000),
+  PUSH_START_WAIT_MS: envVar(integer(0, 600_000, 'integer 0-600000 (milliseconds)'), 10_000),
   HOOKS_MAX_PER_KEY: envVar(integer(0, 1_000_000), 100),
   HOOKS_MAX_PAYLOAD_BYTES: envVar(byteSize, 4 * MB),
   HOOKS_TIMEOUT_MS: envVar(positiveMs, 10_000),
@@ -321,6 +324,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     replicaMaxLagMs: e.REPLICA_MAX_LAG_MS,
     replicaPollMs: e.REPLICA_POLL_MS,
     replicaMaxHeldMessages: e.REPLICA_MAX_HELD_MESSAGES,
+    pushStartWaitMs: e.PUSH_START_WAIT_MS,
     hooksMaxPerKey: e.HOOKS_MAX_PER_KEY,
     hooksMaxPayloadBytes: e.HOOKS_MAX_PAYLOAD_BYTES,
     hooksTimeoutMs: e.HOOKS_TIMEOUT_MS,

@@ -7,9 +7,12 @@
  *    and a generated chain with forks);
  *  - the api processes answer the reference's requests like a process reading the primary;
  *  - a stopped standby makes both api processes not ready (and their REST reads 503), its restart makes them ready;
+ *  - a rolling restart of one api process loses no message for a client that resumes by cursor, also when the last
+ *    messages are published while the restarted process is not yet subscribed to Redis.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import postgres from 'postgres';
 import { io as connect, type Socket } from 'socket.io-client';
 import { buildService, spawnService, type Build, type ChildService } from './helpers/build.js';
@@ -55,13 +58,56 @@ async function deploy(database: string): Promise<Deployment> {
   return d;
 }
 
-function startApi(d: Deployment, port: number): Promise<ChildService> {
+function startApi(d: Deployment, port: number, env: Record<string, string> = {}): Promise<ChildService> {
   return spawnService(
     build!.main,
     'api',
-    { ...d.env, DATABASE_READ_URL: d.pg.standby.url(), API_PORT: String(port), REPLICA_MAX_LAG_MS: '5000', LOG_LEVEL: 'info' },
+    { ...d.env, DATABASE_READ_URL: d.pg.standby.url(), API_PORT: String(port), REPLICA_MAX_LAG_MS: '5000', LOG_LEVEL: 'info', ...env },
     { timeoutMs: 120_000 },
   );
+}
+
+const relays: net.Server[] = [];
+
+/**
+ * A TCP relay to Redis that holds every connection's bytes until open(): to the process connecting through it, a
+ * Redis that answers late (its commands, the push channel subscription among them, wait), not one that is down (which
+ * would close the connection and make the process resync by itself).
+ */
+async function heldRedisRelay(target: string): Promise<{ url: string; open(): void }> {
+  const u = new URL(target);
+  let opened = false;
+  const waiting: (() => void)[] = [];
+  const server = net.createServer((client) => {
+    const early: Buffer[] = [];
+    const keep = (b: Buffer) => early.push(b);
+    client.on('data', keep);
+    client.on('error', () => undefined);
+    const relay = () => {
+      const upstream = net.connect(Number(u.port || 6379), u.hostname);
+      upstream.on('error', () => client.destroy());
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+      upstream.once('connect', () => {
+        client.off('data', keep);
+        for (const b of early) upstream.write(b);
+        client.pipe(upstream);
+        upstream.pipe(client);
+      });
+    };
+    if (opened) relay();
+    else waiting.push(relay);
+  });
+  relays.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    url: `redis://127.0.0.1:${port}${u.pathname}`,
+    open() {
+      opened = true;
+      waiting.splice(0).forEach((f) => f());
+    },
+  };
 }
 
 async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms = 90_000): Promise<T> {
@@ -150,6 +196,7 @@ afterAll(async () => {
     for (const s of [...d.apis, d.ingest]) await s?.stop().catch(() => undefined);
     await d.pg.destroy().catch(() => undefined);
   }
+  for (const r of relays) r.close();
   build?.remove();
 }, 300_000);
 
@@ -240,6 +287,90 @@ describe('a generated chain with forks', () => {
       expect(results.length).toBe(blocks);
       expect(results.filter((x) => x.status !== 200)).toEqual([]);
       r.socket.close();
+    }
+  }, 600_000);
+
+  // A process that starts while messages are being published takes its starting cursor only once its push channel
+  // subscription is active and its replica has replayed what the primary had then (PushServer.startingCursor): a
+  // message published just before it subscribed reached a resuming client only with the next message, and at the end
+  // of a stream never.
+  it('loses no message for a client that resumes by cursor across a rolling restart', async () => {
+    const url = chain.apis[0].api;
+    const primary = postgres(chain.pg.primary.url(), { max: 1, onnotice: () => {} });
+    try {
+      const [{ start }] = await primary<{ start: string }[]>`SELECT COALESCE(max(seq), 0)::text AS start FROM push_messages`;
+      let cursor = start;
+      const got: string[] = [];
+      const socket: Socket = connect(url, {
+        transports: ['websocket'],
+        forceNew: true,
+        reconnectionDelay: 200,
+        reconnectionDelayMax: 1000,
+        query: { subscriptions: 'block' },
+        // read at every (re)connection: the client resumes after the last message it got
+        auth: (cb) => cb({ cursor }),
+      });
+      socket.on('block', (...args: unknown[]) => {
+        cursor = String((args.at(-1) as { cursor: string }).cursor);
+        got.push(cursor);
+      });
+      await new Promise<void>((resolve, reject) => {
+        socket.once('connect', () => resolve());
+        socket.once('connect_error', reject);
+      });
+      const rest = messages.slice(Math.floor(messages.length / 2), -4);
+      const tail = messages.slice(-4);
+      const third = Math.floor(rest.length / 3);
+      let posted = 0;
+      const sender = (async () => {
+        for (const [i, m] of rest.entries()) {
+          await post(chain.ingest.observer!, m, i);
+          posted++;
+        }
+      })();
+      // restart the client's api process (same port) while the chain keeps coming
+      await until('a third of the chain', () => (posted >= third ? true : undefined));
+      await chain.apis[0].stop();
+      chain.apis[0] = await startApi(chain, chain.apiPorts[0]);
+      await sender;
+      await settle(primary);
+      await chain.pg.caughtUp();
+      // Restart it again, the end of the stream published while its Redis answers late: the process has started
+      // (its standby lags the primary) but is not subscribed to the push channel yet, and no message follows the
+      // tail. Its clients must still get the tail, from the standby, once the process has a starting cursor.
+      const [{ before }] = await primary<{ before: string }[]>`SELECT COALESCE(max(seq), 0)::text AS before FROM push_messages`;
+      await chain.apis[0].stop();
+      const relay = await heldRedisRelay(REDIS_URL);
+      chain.apis[0] = await startApi(chain, chain.apiPorts[0], { REDIS_URL: relay.url, PUSH_START_WAIT_MS: '300000' });
+      for (const [i, m] of tail.entries()) await post(chain.ingest.observer!, m, rest.length + i);
+      await settle(primary);
+      await chain.pg.caughtUp();
+      const [{ late }] = await primary<{ late: number }[]>`
+        SELECT count(*)::int AS late FROM push_messages WHERE room = 'block' AND event = 'block' AND seq > ${before}::bigint`;
+      expect(late).toBeGreaterThan(0);
+      relay.open();
+      // every message the chain makes is stored before the expected list is read: a message stored later would be
+      // one the client gets but the list lacks
+      await settle(primary);
+      await chain.pg.caughtUp();
+      const expected = (
+        await primary<{ seq: string }[]>`SELECT seq::text AS seq FROM push_messages WHERE room = 'block' AND event = 'block' AND seq > ${start}::bigint ORDER BY seq`
+      ).map((r) => r.seq);
+      expect(expected.length).toBeGreaterThan(10);
+      // wait until the client has the last one (or the time is up), then compare: a difference shows as a diff
+      await until('every block message after the restart', () => (got.length >= expected.length || got.includes(expected.at(-1)!) ? true : undefined)).catch(() => undefined);
+      // on a difference, what was missed or repeated and what the restarted process logged (warnings and up)
+      const diagnosis = () =>
+        JSON.stringify({
+          missing: expected.filter((c) => !got.includes(c)),
+          repeated: got.filter((c, i) => got.indexOf(c) !== i),
+          unexpected: got.filter((c) => !expected.includes(c)),
+          restarted: chain.apis[0].output().split('\n').filter((l) => /"level":(40|50|60)/.test(l)).slice(-20),
+        });
+      expect(got, diagnosis()).toEqual(expected);
+      socket.close();
+    } finally {
+      await primary.end();
     }
   }, 600_000);
 });

@@ -31,7 +31,7 @@ export interface Push {
 export async function startPush(
   config: Pick<
     Config,
-    'redisUrl' | 'socketPingIntervalMs' | 'socketPingTimeoutMs' | 'redisKeyPrefix' | 'pushRedisAdapter' | 'pushMaxBuffer' | 'pushRooms' | 'pushResumeWindowMs'
+    'redisUrl' | 'socketPingIntervalMs' | 'socketPingTimeoutMs' | 'redisKeyPrefix' | 'pushRedisAdapter' | 'pushMaxBuffer' | 'pushRooms' | 'pushResumeWindowMs' | 'pushStartWaitMs'
   >,
   deps: {
     sql: Sql;
@@ -82,6 +82,7 @@ export async function startPush(
       access: deps.access,
       interest: recorder,
       replica: deps.replica,
+      startWaitMs: config.pushStartWaitMs,
     });
   }
   let publisher: PushPublisher | undefined;

@@ -26,7 +26,7 @@ import { JsonRpcServer } from './jsonrpc.js';
 import type { InterestRecorder } from './interest.js';
 import { redisNames, type PushSink } from './publisher.js';
 import { ReplicaGate } from './replica-gate.js';
-import type { ReplicaMonitor } from '../store/replica.js';
+import { primaryCommitLsn, type ReplicaMonitor } from '../store/replica.js';
 import { countPushMessages, countSlowClientDisconnect } from '../metrics.js';
 
 /** What a connection carries beside its rooms. */
@@ -59,6 +59,11 @@ export interface PushServerOptions {
    * process from the push channel's batches, not taken from the Redis adapter (which would deliver them at once).
    */
   replica?: { sql: Sql; monitor: ReplicaMonitor; maxHeld: number };
+  /**
+   * At start-up, how long to wait for the push channel subscription and (reading a replica) for the replica to replay
+   * the primary's position before taking the starting cursor anyway (default 10 s; see startingCursor)
+   */
+  startWaitMs?: number;
 }
 
 /** Counters of one api process (GET /extended/v1/status/push). */
@@ -207,13 +212,30 @@ export class PushServer implements PushSink {
     this.io.on('connection', (socket) => this.onConnection(socket));
 
     // messages this process delivers live: all of them, in order (the resume bookkeeping needs every cursor)
-    this.ready = lastSeq(this.logSql).then((s) => {
-      if (BigInt(s) > this.seen) this.seen = BigInt(s);
-      this.synced = true;
-    });
+    let subscribed: Promise<unknown> = Promise.resolve();
+    if (opts.redis && names) {
+      // Redis down at start: ioredis subscribes once it connects, and the 'ready' handler below then resyncs
+      const wait = opts.startWaitMs ?? 10_000;
+      let timer: NodeJS.Timeout | undefined;
+      subscribed = Promise.race([
+        opts.redis.sub.subscribe(names.pushChannel).catch((err: unknown) => opts.log.warn({ err }, 'push: subscribing to the push channel failed')),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(() => {
+            opts.log.warn({ ms: wait }, 'push: the push channel subscription is not active yet; starting without it');
+            resolve();
+          }, wait);
+          timer.unref?.();
+        }),
+      ]).finally(() => clearTimeout(timer));
+    }
+    this.ready = subscribed
+      .then(() => this.startingCursor())
+      .then((s) => {
+        if (BigInt(s) > this.seen) this.seen = BigInt(s);
+        this.synced = true;
+      });
     if (opts.redis && names) {
       const sub = opts.redis.sub;
-      void sub.subscribe(names.pushChannel);
       // Each batch comes before its packets (one per message). The adapter's listeners were added first (same
       // event, same tick): once this counts a packet, the adapter has broadcast it. Resumes join their rooms only
       // when every packet of the batches counted into `seen` has been broadcast.
@@ -247,6 +269,40 @@ export class PushServer implements PushSink {
         }
       });
     }
+  }
+
+  /**
+   * The last cursor this process counts as delivered when it starts, read once its push channel subscription is
+   * active: every later message reaches it live, every earlier one is in push_messages where this process reads it.
+   * Reading a replica, that is only true once the replica has replayed what the primary had committed when the
+   * subscription became active: a message published just before (and so never received) would otherwise be in neither
+   * path, and a resuming client would get it only when the next message revealed the gap. So the primary's position of
+   * that moment is read and waited for (bounded by `startWaitMs`; an unreachable primary or a replica that does not
+   * get there in time falls back to the replica's own last cursor, and the gap check covers the rest as before).
+   */
+  private async startingCursor(): Promise<string> {
+    const replica = this.opts.replica;
+    if (replica) {
+      try {
+        const lsn = await primaryCommitLsn(this.opts.sql);
+        if (!replica.monitor.replayed(lsn)) {
+          replica.monitor.expect(lsn);
+          replica.monitor.hold(1);
+          try {
+            const deadline = Date.now() + (this.opts.startWaitMs ?? 10_000);
+            while (!replica.monitor.replayed(lsn) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+          } finally {
+            replica.monitor.hold(-1);
+          }
+          if (!replica.monitor.replayed(lsn)) {
+            this.opts.log.warn({ lsn }, 'push: the read replica did not replay the primary\'s position in time; starting from its own last cursor');
+          }
+        }
+      } catch (err) {
+        this.opts.log.warn({ err }, 'push: the primary is unreachable; starting from the read replica\'s last cursor');
+      }
+    }
+    return lastSeq(this.logSql);
   }
 
   /** Rooms at least one client of this process follows (Socket.IO and JSON-RPC; a room counted once). */
