@@ -101,6 +101,8 @@ describe('hook history built in the database', () => {
       expect(inDb.profile.read).toBe(0);
       expect(here.profile.statement).toBe(0);
       expect(inDb.rows, JSON.stringify(p)).toEqual(here.rows);
+      // byte for byte: what is sent is the stored payload as it reads back, keys in the order they were written
+      expect(JSON.stringify(inDb.rows), JSON.stringify(p)).toBe(JSON.stringify(here.rows));
       expect(inDb.occurrences).toBe(here.occurrences);
       // the generated chain burns no tokens and calls no such method: those two match nothing, every other matches
       const none = (p.if_this.scope === 'ft_event' && p.if_this.actions[0] === 'burn') || (p.if_this.scope === 'contract_call' && p.if_this.method === 'no-such-method');
@@ -134,6 +136,7 @@ describe('hook history built in the database', () => {
     const inDb = await history(p, true, limit);
     const here = await history(p, false, limit);
     expect(inDb.rows).toEqual(here.rows);
+    expect(JSON.stringify(inDb.rows)).toBe(JSON.stringify(here.rows));
     const heights = inDb.rows.map((r) => Number(r.block_height));
     expect(new Set(heights).size).toBeLessThan(heights.length);
   });

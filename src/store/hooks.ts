@@ -346,27 +346,15 @@ export async function insertHistoryDeliveries(
   m: HookSqlMatch,
   o: { decode: boolean; contractAbi: boolean; maxBlockChars: number },
 ): Promise<{ inserted: number; oversized: boolean; blocks: number }> {
-  // put together as json text (each level appended, not re-encoded as jsonb is), parsed into jsonb once when written
-  const txMetadata = (abi: boolean) => tx`json_build_object(
-    'success', t.status = 'success',
-    'raw_tx', t.raw_tx,
-    'result', ${o.decode ? tx`COALESCE(NULLIF(t.a -> 'tx_result' -> 'repr', 'null'::jsonb), to_jsonb(t.raw_result))` : tx`t.raw_result`},
-    'sender', t.sender_address,
-    'nonce', t.nonce,
-    'fee', t.fee_rate,
-    'kind', CASE WHEN t.tx_type = 'contract_call' THEN hook_tx_kind(t.tx_type, t.contract_call_contract_id, t.smart_contract_contract_id, t.a)::json
-                 WHEN t.tx_type = 'smart_contract' THEN json_build_object('type', 'ContractDeployment', 'data', json_build_object('contract_identifier', t.smart_contract_contract_id))
-                 ELSE json_build_object('type', CASE t.tx_type WHEN 'token_transfer' THEN 'NativeTokenTransfer' WHEN 'coinbase' THEN 'Coinbase'
-                   WHEN 'tenure_change' THEN 'TenureChange' WHEN 'poison_microblock' THEN 'Unsupported' ELSE t.tx_type END) END,
-    'receipt', json_build_object(
-      'mutated_contracts_radius', ev.contracts,
-      'mutated_assets_radius', ev.assets,
-      'contract_calls_stack', '[]'::json,
-      'events', ev.events),
-    'description', t.tx_type,
-    'position', json_build_object('index', t.tx_index),
-    'proof', NULL::json
-    ${abi ? tx`, 'contract_abi', t.contract_abi` : tx``})`;
+  // JSON text put together by concatenation, in payload.ts's key order (sql/functions/hooks.sql); validated once, as
+  // json, when written
+  const abi = o.contractAbi
+    ? tx`, CASE WHEN t.contract_abi IS NOT NULL AND t.contract_abi::jsonb NOT IN ('null', 'false', '0', '""')
+                THEN ',"contract_abi":' || t.contract_abi::text ELSE '' END`
+    : tx``;
+  const result = o.decode
+    ? tx`COALESCE(NULLIF(json_extract_path(t.api, 'tx_result', 'repr')::text, 'null'), to_json(t.raw_result)::text)`
+    : tx`to_json(t.raw_result)::text`;
   const [r] = await tx<{ inserted: string; oversized: boolean; blocks: string }[]>`
     WITH matched AS (
       SELECT b.index_block_hash, b.block_height, t.microblock_hash, t.tx_id, t.tx_index
@@ -375,58 +363,58 @@ export async function insertHistoryDeliveries(
     ),
     -- each matching tx as payload.ts chainhookTx makes it
     payload_txs AS (
-      SELECT t.index_block_hash, t.microblock_sequence, t.tx_index, json_build_object(
-        'transaction_identifier', json_build_object('hash', t.tx_id),
-        'operations', '[]'::json,
-        'metadata', ${
-          o.contractAbi
-            ? tx`CASE WHEN t.contract_abi IS NOT NULL AND t.contract_abi::jsonb NOT IN ('null', 'false', '0', '""')
-                      THEN ${txMetadata(true)} ELSE ${txMetadata(false)} END`
-            : txMetadata(false)
-        }) AS tx
-      FROM (
-        -- the tx's JSON is parsed only when read: a contract call's function and arguments, a decoded result
-        SELECT t.*, CASE WHEN t.tx_type = 'contract_call' OR ${o.decode}::boolean THEN t.api::jsonb END AS a FROM matched k
-        JOIN txs t ON t.index_block_hash = k.index_block_hash AND t.microblock_hash = k.microblock_hash AND t.tx_id = k.tx_id
-      ) t
+      SELECT t.index_block_hash, t.microblock_sequence, t.tx_index, concat(
+        '{"transaction_identifier":{"hash":', to_json(t.tx_id)::text, '},"operations":[],"metadata":{"success":',
+        CASE WHEN t.status = 'success' THEN 'true' ELSE 'false' END,
+        ',"raw_tx":', to_json(t.raw_tx)::text,
+        ',"result":', ${result},
+        ',"sender":', to_json(t.sender_address)::text,
+        ',"nonce":', t.nonce::text,
+        ',"fee":', t.fee_rate::text,
+        ',"kind":', hook_tx_kind_text(t.tx_type, t.contract_call_contract_id, t.smart_contract_contract_id, t.api),
+        ',"receipt":{"mutated_contracts_radius":', ev.contracts,
+        ',"mutated_assets_radius":', ev.assets,
+        ',"contract_calls_stack":[],"events":', ev.events,
+        '},"description":', to_json(t.tx_type)::text,
+        ',"position":{"index":', t.tx_index::text, '},"proof":null'
+        ${abi}, '}}') AS tx
+      FROM matched k
+      JOIN txs t ON t.index_block_hash = k.index_block_hash AND t.microblock_hash = k.microblock_hash AND t.tx_id = k.tx_id
       CROSS JOIN LATERAL (
-        SELECT ev0.events,
+        SELECT '[' || COALESCE(ev0.events, '') || ']' AS events,
           -- the contracts and assets the events name, each once, in the order they first appear
           COALESCE((SELECT json_agg(u.c ORDER BY u.i) FROM (
-                      SELECT c, min(i) AS i FROM unnest(ev0.cs) WITH ORDINALITY AS x(c, i) GROUP BY c) u), '[]'::json) AS contracts,
+                      SELECT c, min(i) AS i FROM unnest(ev0.cs) WITH ORDINALITY AS x(c, i) GROUP BY c) u)::text, '[]') AS contracts,
           COALESCE((SELECT json_agg(u.c ORDER BY u.i) FROM (
-                      SELECT c, min(i) AS i FROM unnest(ev0.ass) WITH ORDINALITY AS x(c, i) GROUP BY c) u), '[]'::json) AS assets
+                      SELECT c, min(i) AS i FROM unnest(ev0.ass) WITH ORDINALITY AS x(c, i) GROUP BY c) u)::text, '[]') AS assets
         FROM (
           SELECT
-            COALESCE(json_agg(hook_event_payload(e.event_index, e.event_type, e.asset_event_type, e.asset_identifier, e.contract_id, e.topic,
-                                e.sender, e.recipient, e.amount, e.value_hex, e.locked_address, e.unlock_height, e.a, ${o.decode}::boolean)
-                              ORDER BY e.event_index), '[]'::json) AS events,
+            string_agg(hook_event_text(e.event_index, e.event_type, e.asset_event_type, e.asset_identifier, e.contract_id, e.topic,
+                         e.sender, e.recipient, e.amount, e.value_hex, e.locked_address, e.unlock_height, e.api, ${o.decode}::boolean),
+                       ',' ORDER BY e.event_index) AS events,
             array_agg(e.contract_id ORDER BY e.event_index) FILTER (WHERE e.contract_id <> '') AS cs,
             array_agg(e.asset_identifier ORDER BY e.event_index) FILTER (WHERE e.asset_identifier <> '') AS ass
-          -- an event's JSON is parsed only when the payload reads it
-          FROM (SELECT e.*, CASE WHEN e.event_type IN ('stx_lock', 'fungible_token_asset') THEN NULL ELSE e.api::jsonb END AS a
-                FROM events e WHERE ${sameTx(tx)}) e
+          FROM events e WHERE ${sameTx(tx)}
         ) ev0
       ) ev
     ),
     -- each block with its matching txs as payload.ts chainhookBlock makes it
     built AS MATERIALIZED (
-      SELECT b.index_block_hash, b.block_height, json_build_object(
-        'block_identifier', jsonb_build_object('index', b.block_height, 'hash', b.index_block_hash),
-        'parent_block_identifier', jsonb_build_object('index', GREATEST(0, b.block_height - 1), 'hash', b.parent_index_block_hash),
-        'timestamp', b.block_time,
-        'transactions', p.txs,
-        'metadata', jsonb_build_object(
-          'bitcoin_anchor_block_identifier', jsonb_build_object('index', b.burn_block_height, 'hash', b.burn_block_hash),
-          'stacks_block_hash', b.block_hash,
-          'block_time', b.block_time)) AS block
-      FROM (SELECT index_block_hash, json_agg(tx ORDER BY microblock_sequence, tx_index) AS txs FROM payload_txs GROUP BY index_block_hash) p
+      SELECT b.index_block_hash, b.block_height, concat(
+        '{"block_identifier":{"index":', b.block_height::text, ',"hash":', to_json(b.index_block_hash)::text,
+        '},"parent_block_identifier":{"index":', GREATEST(0, b.block_height - 1)::text, ',"hash":', to_json(b.parent_index_block_hash)::text,
+        '},"timestamp":', b.block_time::text,
+        ',"transactions":[', p.txs,
+        '],"metadata":{"bitcoin_anchor_block_identifier":{"index":', b.burn_block_height::text, ',"hash":', to_json(b.burn_block_hash)::text,
+        '},"stacks_block_hash":', to_json(b.block_hash)::text,
+        ',"block_time":', b.block_time::text, '}}') AS block
+      FROM (SELECT index_block_hash, string_agg(tx, ',' ORDER BY microblock_sequence, tx_index) AS txs FROM payload_txs GROUP BY index_block_hash) p
       JOIN blocks b ON b.index_block_hash = p.index_block_hash
     ),
-    over AS (SELECT EXISTS (SELECT 1 FROM built WHERE octet_length(block::text) > ${o.maxBlockChars}) AS oversized),
+    over AS (SELECT EXISTS (SELECT 1 FROM built WHERE octet_length(block) > ${o.maxBlockChars}) AS oversized),
     ins AS (
       INSERT INTO hook_deliveries (hook_id, action, index_block_hash, block_height, block)
-      SELECT ${hookId}, 'apply', index_block_hash, block_height, block::jsonb FROM built
+      SELECT ${hookId}, 'apply', index_block_hash, block_height, block::json FROM built
       WHERE NOT (SELECT oversized FROM over) AND EXISTS (SELECT 1 FROM hooks WHERE id = ${hookId}) -- a hook deleted meanwhile gets nothing
       ORDER BY block_height
       RETURNING 1
@@ -453,7 +441,7 @@ export async function insertDeliveries(tx: Sql, deliveries: NewDelivery[]): Prom
     const part = deliveries.slice(i, i + 1000);
     await tx`
       INSERT INTO hook_deliveries (hook_id, action, index_block_hash, block_height, block)
-      SELECT u.hook_id, u.action, u.h, u.height, u.block::jsonb
+      SELECT u.hook_id, u.action, u.h, u.height, u.block::json
       FROM unnest(${part.map((d) => d.hook_id)}::bigint[], ${part.map((d) => d.action)}::text[],
                   ${part.map((d) => d.index_block_hash)}::text[], ${part.map((d) => d.block_height)}::bigint[],
                   ${part.map((d) => JSON.stringify(d.block))}::text[]) WITH ORDINALITY AS u(hook_id, action, h, height, block, ord)
