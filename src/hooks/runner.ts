@@ -40,7 +40,7 @@ import {
   type HookTxFilter,
   type NewDelivery,
 } from '../store/hooks.js';
-import { HookIndex, type HookBlock } from './evaluate.js';
+import { HookIndex, SIP09, SIP10, type HookBlock } from './evaluate.js';
 import { chainhookBlock, hookPayload, type ChainhookBlock, type HookPayload } from './payload.js';
 import type { HookPredicate } from './predicate.js';
 import { hostAllowed } from './urls.js';
@@ -104,11 +104,10 @@ export function txFilterOf(p: HookPredicate): HookTxFilter {
 
 /**
  * The predicate as the database can decide it exactly (history built there: insertHistoryDeliveries), or undefined
- * when only the evaluator can (print `contains` / `matches_regex`: RE2 and substring semantics on the Clarity text;
- * deployments by trait: ABI inspection) or when occurrences must be counted block by block (expire_after_occurrence).
+ * when only the evaluator can: print `matches_regex` (RE2 semantics, which PostgreSQL's regular expressions do not
+ * share). `expire_after_occurrence` is counted per chunk (insertHistoryDeliveries writes at most the blocks left).
  */
 export function sqlMatchOf(p: HookPredicate): HookSqlMatch | undefined {
-  if (p.expire_after_occurrence !== undefined) return undefined;
   const q = p.if_this;
   switch (q.scope) {
     case 'txid':
@@ -116,9 +115,11 @@ export function sqlMatchOf(p: HookPredicate): HookSqlMatch | undefined {
     case 'contract_call':
       return { calledContract: q.contract_identifier, method: q.method };
     case 'contract_deployment':
-      return q.deployer !== undefined ? { deployer: q.deployer } : undefined;
+      if (q.deployer !== undefined) return { deployer: q.deployer };
+      return { traitFunctions: q.implement_trait === 'sip09' ? [SIP09] : q.implement_trait === 'sip10' ? [SIP10] : [SIP09, SIP10] };
     case 'print_event':
-      return q.contains === undefined && q.matches_regex === undefined ? { printContract: q.contract_identifier } : undefined;
+      if (q.matches_regex !== undefined) return undefined;
+      return q.contains !== undefined ? { printContract: q.contract_identifier, contains: q.contains } : { printContract: q.contract_identifier };
     case 'ft_event':
       return { tokenEvent: 'fungible_token_asset', assetIdentifier: q.asset_identifier, actions: q.actions };
     case 'nft_event':
@@ -324,14 +325,20 @@ export class HookRunner {
         if (sqlMatch) {
           // matched, built and written in one statement; a chunk with a block too large for one payload is split here
           const at = performance.now();
+          const counted = history.counts.get(hook.id) ?? 0;
+          const left = p.expire_after_occurrence === undefined ? undefined : p.expire_after_occurrence - hook.occurrences - counted;
+          if (left !== undefined && left <= 0) break;
           const r = await insertHistoryDeliveries(t, hook.id, { from, to: last }, sqlMatch, {
             decode: p.decode_clarity_values ?? false,
             contractAbi: p.include_contract_abi ?? false,
             maxBlockChars: this.opts.maxPayloadBytes - 1024,
+            maxBlocks: left,
           });
           this.history.statement += performance.now() - at;
           if (!r.oversized) {
+            history.counts.set(hook.id, counted + r.inserted);
             blocksSeen += r.blocks;
+            if (left !== undefined && r.inserted >= left) break;
             continue;
           }
         }

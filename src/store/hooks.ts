@@ -291,7 +291,9 @@ export type HookSqlMatch =
   | { txId: string }
   | { calledContract: string; method: string }
   | { deployer: string }
-  | { printContract: string }
+  /** deployments whose ABI has every function of one of these lists (non-private) */
+  | { traitFunctions: string[][] }
+  | { printContract: string; contains?: string }
   | { tokenEvent: 'fungible_token_asset' | 'non_fungible_token_asset'; assetIdentifier: string; actions: string[] }
   | { stxActions: string[]; lock: boolean }
   | { heights: { equals?: number; higher_than?: number; lower_than?: number; between?: [number, number] } };
@@ -311,9 +313,25 @@ function sqlMatchCondition(sql: Sql, m: HookSqlMatch) {
   if ('deployer' in m) {
     return sql`t.tx_type = 'smart_contract' AND t.status = 'success' ${m.deployer === '*' ? sql`` : sql`AND t.sender_address = ${m.deployer}`}`;
   }
+  if ('traitFunctions' in m) {
+    // evaluate.ts implementsTrait: the ABI's functions that are not private name every function of a list
+    const has = (names: string[]) => sql`(SELECT count(DISTINCT f ->> 'name') FROM json_array_elements(
+        CASE WHEN json_typeof(t.contract_abi -> 'functions') = 'array' THEN t.contract_abi -> 'functions' ELSE '[]'::json END) AS f
+      WHERE (f ->> 'access') IS DISTINCT FROM 'private' AND (f ->> 'name') = ANY(${names}::text[])) = ${new Set(names).size}`;
+    const [first, second] = m.traitFunctions;
+    return sql`t.tx_type = 'smart_contract' AND t.status = 'success' AND t.contract_abi IS NOT NULL
+               AND (${has(first)} ${second ? sql`OR ${has(second)}` : sql``})`;
+  }
   if ('printContract' in m) {
+    // evaluate.ts printRepr: the printed value's repr when it is a string, '' otherwise; `contains` is a plain
+    // substring test (strpos compares bytes of UTF-8, String.includes code units of UTF-16: the same matches)
+    const contains =
+      m.contains === undefined
+        ? sql``
+        : sql`AND strpos(CASE WHEN json_typeof(json_extract_path(e.api, 'contract_log', 'value', 'repr')) = 'string'
+                              THEN json_extract_path_text(e.api, 'contract_log', 'value', 'repr') ELSE '' END, ${m.contains}::text) > 0`;
     return sql`EXISTS (SELECT 1 FROM events e WHERE ${sameTx(sql)} AND e.event_type = 'smart_contract_log'
-               AND ${m.printContract === '*' ? sql`e.contract_id <> ''` : sql`e.contract_id = ${m.printContract}`})`;
+               AND ${m.printContract === '*' ? sql`e.contract_id <> ''` : sql`e.contract_id = ${m.printContract}`} ${contains})`;
   }
   if ('tokenEvent' in m) {
     return sql`EXISTS (SELECT 1 FROM events e WHERE ${sameTx(sql)} AND e.event_type = ${m.tokenEvent}
@@ -336,7 +354,8 @@ function sqlMatchCondition(sql: Sql, m: HookSqlMatch) {
  * one statement: per canonical block with a height in [from, to] holding a matching tx, one apply delivery whose
  * block is what src/hooks/payload.ts chainhookBlock makes of its matching txs, in chain order. Nothing is written
  * when a payload block would not fit in `maxBlockChars` (`oversized`: the caller splits that chunk itself), nor for a
- * hook deleted meanwhile. Occurrences are counted as insertDeliveries counts them. `blocks`: the canonical blocks of
+ * hook deleted meanwhile; with `maxBlocks`, only the first so many matching blocks (the occurrences left before the
+ * hook expires). Occurrences are counted as insertDeliveries counts them. `blocks`: the canonical blocks of
  * the range (evaluated).
  */
 export async function insertHistoryDeliveries(
@@ -344,7 +363,7 @@ export async function insertHistoryDeliveries(
   hookId: number,
   range: { from: number; to: number },
   m: HookSqlMatch,
-  o: { decode: boolean; contractAbi: boolean; maxBlockChars: number },
+  o: { decode: boolean; contractAbi: boolean; maxBlockChars: number; maxBlocks?: number },
 ): Promise<{ inserted: number; oversized: boolean; blocks: number }> {
   // JSON text put together by concatenation, in payload.ts's key order (sql/functions/hooks.sql); validated once, as
   // json, when written
@@ -417,6 +436,7 @@ export async function insertHistoryDeliveries(
       SELECT ${hookId}, 'apply', index_block_hash, block_height, block::json FROM built
       WHERE NOT (SELECT oversized FROM over) AND EXISTS (SELECT 1 FROM hooks WHERE id = ${hookId}) -- a hook deleted meanwhile gets nothing
       ORDER BY block_height
+      LIMIT ${o.maxBlocks ?? null}
       RETURNING 1
     )
     SELECT (SELECT count(*) FROM ins) AS inserted, (SELECT oversized FROM over) AS oversized,
