@@ -30,9 +30,10 @@ import {
   loadHookBlocks,
   loadHookCandidates,
   nextDueAt,
-  recordAttempt,
+  recordAttempts,
   settleHook,
   unsettledHooks,
+  type AttemptRecord,
   type ChainChange,
   type DueDelivery,
   type HookRow,
@@ -132,6 +133,8 @@ export function sqlMatchOf(p: HookPredicate): HookSqlMatch | undefined {
 }
 
 const BATCH = 200;
+/** an answer slower than this (or than half the timeout) puts a hook in the slow lane */
+const SLOW_MS = 1000;
 const BACKFILL_CHUNK = 500;
 
 export class HookRunner {
@@ -148,6 +151,11 @@ export class HookRunner {
   private index = new HookIndex([]);
   private hooks = new Map<number, HookRow>();
   private readonly inflight = new Map<number, Promise<void>>();
+  /** hooks whose receiver failed or answered slowly at its last attempt, and those of them being delivered to */
+  private readonly slow = new Set<number>();
+  private readonly inflightSlow = new Set<number>();
+  private toRecord: { a: AttemptRecord; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private recording: Promise<void> | undefined;
   /** ms spent matching blocks (evaluation only), for the benchmark */
   readonly evaluation = { blocks: 0, ms: 0 };
   /**
@@ -399,15 +407,33 @@ export class HookRunner {
 
   // ---- delivery ----------------------------------------------------------------------------------------------------
 
+  /**
+   * Two lanes of `concurrency` deliveries each: hooks whose receiver failed or answered slowly at its last attempt
+   * (this.slow) take their places in the slow lane only, so however many receivers are dead or slow, the others'
+   * deliveries never wait for a place.
+   */
   private async runDelivery(): Promise<void> {
     let pause = 250;
     while (this.running) {
       try {
         this.deliveryKicked = false;
-        const free = this.opts.concurrency - this.inflight.size;
+        const fastFree = this.opts.concurrency - (this.inflight.size - this.inflightSlow.size);
+        const slowFree = this.opts.concurrency - this.inflightSlow.size;
         let started = 0;
-        if (free > 0) {
-          for (const d of await dueDeliveries(this.sql, free, [...this.inflight.keys()])) {
+        if (fastFree > 0 || (slowFree > 0 && this.slow.size > 0)) {
+          const busy = [...this.inflight.keys()];
+          // a full lane's hooks are left out of the query, so they take no place from the other lane's
+          if (slowFree <= 0) for (const id of this.slow) if (!this.inflight.has(id)) busy.push(id);
+          const only = fastFree > 0 ? undefined : [...this.slow];
+          let fast = Math.max(0, fastFree);
+          let slow = Math.max(0, slowFree);
+          for (const d of await dueDeliveries(this.sql, fast + slow, busy, only)) {
+            const inSlowLane = this.slow.has(d.hook_id);
+            if (inSlowLane ? slow <= 0 : fast <= 0) continue;
+            if (inSlowLane) {
+              slow--;
+              this.inflightSlow.add(d.hook_id);
+            } else fast--;
             started++;
             this.inflight.set(
               d.hook_id,
@@ -415,6 +441,7 @@ export class HookRunner {
                 .catch((err: unknown) => this.log.warn({ err, delivery: d.id }, 'hooks: delivery bookkeeping failed'))
                 .finally(() => {
                   this.inflight.delete(d.hook_id);
+                  this.inflightSlow.delete(d.hook_id);
                   this.kickDelivery();
                 }),
             );
@@ -422,7 +449,7 @@ export class HookRunner {
         }
         pause = 250;
         if (!started && !this.deliveryKicked) {
-          const at = this.inflight.size < this.opts.concurrency ? await nextDueAt(this.sql) : null;
+          const at = fastFree > 0 || slowFree > 0 ? await nextDueAt(this.sql) : null;
           const wait = at ? Math.max(10, Math.min(1000, at.getTime() - Date.now())) : 1000;
           await this.sleep(wait, 'delivery');
         }
@@ -432,6 +459,37 @@ export class HookRunner {
         pause = Math.min(pause * 2, 30_000);
       }
     }
+  }
+
+  /**
+   * Records an attempt. Attempts answered at about the same time are written together, in one statement (the
+   * delivery's place stays taken until its attempt is written, so a hook's next delivery never overtakes it).
+   */
+  private record(a: AttemptRecord): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.toRecord.push({ a, resolve, reject });
+      if (!this.recording) this.recording = this.writeAttempts();
+    });
+  }
+
+  private async writeAttempts(): Promise<void> {
+    // let the answers of the same moment join
+    await new Promise((r) => setImmediate(r));
+    while (this.toRecord.length) {
+      const batch = this.toRecord.splice(0);
+      try {
+        await recordAttempts(this.sql, batch.map((b) => b.a));
+        for (const b of batch) b.resolve();
+      } catch (err) {
+        if (batch.length === 1) {
+          batch[0].reject(err);
+          continue;
+        }
+        // one at a time, so one bad row fails only its own delivery
+        for (const b of batch) await recordAttempts(this.sql, [b.a]).then(b.resolve, b.reject);
+      }
+    }
+    this.recording = undefined;
   }
 
   private async deliver(d: DueDelivery): Promise<void> {
@@ -446,6 +504,15 @@ export class HookRunner {
       }
     }
     const started = performance.now();
+    const slowAfter = Math.min(SLOW_MS, this.opts.timeoutMs / 2);
+    // still unanswered after slowAfter: the hook moves to the slow lane now, its place in the other is given back
+    const promote = setTimeout(() => {
+      if (this.inflightSlow.has(d.hook_id) || !this.inflight.has(d.hook_id)) return;
+      this.slow.add(d.hook_id);
+      this.inflightSlow.add(d.hook_id);
+      this.kickDelivery();
+    }, slowAfter);
+    promote.unref?.();
     let status: number | null = null;
     let error: string | null = null;
     if (!hostAllowed(d.url, this.opts.allowedHosts)) error = 'host not in HOOKS_ALLOWED_HOSTS';
@@ -467,10 +534,14 @@ export class HookRunner {
         error = e.name === 'TimeoutError' ? `no answer within ${this.opts.timeoutMs} ms` : e.cause?.code ?? e.cause?.message ?? e.message;
       }
     }
+    clearTimeout(promote);
     const ms = Math.round(performance.now() - started);
     const retry = Math.min(this.opts.retryMaxMs, this.opts.retryMinMs * 2 ** Math.min(30, attempt - 1));
     if (error) this.log.debug({ hook: d.uuid, delivery: d.id, attempt, error, retry_ms: retry }, 'hooks: delivery failed');
-    await recordAttempt(this.sql, { delivery_id: d.id, attempt, status_code: status, error, ms, delivered: error === null, retry_in_ms: retry });
+    // a receiver that failed or was slow waits in the slow lane until it answers quickly again
+    if (error !== null || ms > slowAfter) this.slow.add(d.hook_id);
+    else this.slow.delete(d.hook_id);
+    await this.record({ delivery_id: d.id, attempt, status_code: status, error, ms, delivered: error === null, retry_in_ms: retry });
   }
 
   private sleep(ms: number, which: 'evaluator' | 'delivery'): Promise<void> {

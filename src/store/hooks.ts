@@ -514,11 +514,12 @@ export interface DueDelivery {
 }
 
 /**
- * Per hook that is not paused, its oldest pending delivery when it is due; hooks in `busy` are left out. The heads
+ * Per hook that is not paused, its oldest pending delivery when it is due; hooks in `busy` are left out (with `only`,
+ * only those hooks are asked). The heads
  * are found by skipping through the pending index from hook to hook (one probe per hook with something pending), not
  * by asking every registered hook: the delivery loop runs this after each answer, with thousands of hooks idle.
  */
-export async function dueDeliveries(sql: Sql, limit: number, busy: number[]): Promise<DueDelivery[]> {
+export async function dueDeliveries(sql: Sql, limit: number, busy: number[], only?: number[]): Promise<DueDelivery[]> {
   const rows = await sql<Record<string, unknown>[]>`
     WITH RECURSIVE heads AS (
       (SELECT hook_id, id FROM hook_deliveries WHERE status = 'pending' ORDER BY hook_id, id LIMIT 1)
@@ -533,6 +534,7 @@ export async function dueDeliveries(sql: Sql, limit: number, busy: number[]): Pr
     JOIN hook_deliveries d ON d.id = heads.id
     JOIN hooks h ON h.id = heads.hook_id
     WHERE h.status <> 'paused' AND d.next_attempt_at <= now() AND NOT (heads.hook_id = ANY(${busy}::bigint[]))
+      ${only ? sql`AND heads.hook_id = ANY(${only}::bigint[])` : sql``}
     ORDER BY d.next_attempt_at, d.id
     LIMIT ${limit}`;
   return rows.map((r) => ({ ...(r as unknown as DueDelivery), id: Number(r.id), hook_id: Number(r.hook_id) }));
@@ -546,24 +548,42 @@ export async function nextDueAt(sql: Sql): Promise<Date | null> {
   return r.at;
 }
 
-export async function recordAttempt(
-  sql: Sql,
-  a: { delivery_id: number; attempt: number; status_code: number | null; error: string | null; ms: number; delivered: boolean; retry_in_ms: number },
-): Promise<void> {
-  await sql.begin(async (tx) => {
-    const t = tx as unknown as Sql;
-    await t`
+export interface AttemptRecord {
+  delivery_id: number;
+  attempt: number;
+  status_code: number | null;
+  error: string | null;
+  ms: number;
+  delivered: boolean;
+  retry_in_ms: number;
+}
+
+/**
+ * Records the attempts answered since the last call, in one statement: each attempt's row, and its delivery marked
+ * delivered or given its next attempt time. A delivery deleted meanwhile (its hook removed) is skipped.
+ */
+export async function recordAttempts(sql: Sql, attempts: AttemptRecord[]): Promise<void> {
+  if (!attempts.length) return;
+  await sql`
+    WITH a AS (
+      SELECT u.delivery_id, u.attempt, u.status_code, u.error, u.ms, u.delivered = 1 AS delivered, u.retry_in_ms FROM unnest(${attempts.map((a) => a.delivery_id)}::bigint[], ${attempts.map((a) => a.attempt)}::int[],
+                             ${attempts.map((a) => a.status_code)}::int[], ${attempts.map((a) => a.error)}::text[],
+                             ${attempts.map((a) => a.ms)}::int[], ${attempts.map((a) => (a.delivered ? 1 : 0))}::int[],
+                             ${attempts.map((a) => a.retry_in_ms)}::bigint[])
+        AS u(delivery_id, attempt, status_code, error, ms, delivered, retry_in_ms)
+      JOIN hook_deliveries d ON d.id = u.delivery_id
+    ),
+    tried AS (
       INSERT INTO hook_attempts (delivery_id, attempt, status_code, error, ms)
-      VALUES (${a.delivery_id}, ${a.attempt}, ${a.status_code}, ${a.error}, ${a.ms})
-      ON CONFLICT DO NOTHING`;
-    if (a.delivered) {
-      await t`UPDATE hook_deliveries SET status = 'delivered', attempts = ${a.attempt}, delivered_at = now() WHERE id = ${a.delivery_id}`;
-    } else {
-      await t`
-        UPDATE hook_deliveries SET attempts = ${a.attempt}, next_attempt_at = now() + ${a.retry_in_ms} * interval '1 millisecond'
-        WHERE id = ${a.delivery_id}`;
-    }
-  });
+      SELECT delivery_id, attempt, status_code, error, ms FROM a
+      ON CONFLICT DO NOTHING
+    )
+    UPDATE hook_deliveries d SET
+      attempts = a.attempt,
+      status = CASE WHEN a.delivered THEN 'delivered' ELSE d.status END,
+      delivered_at = CASE WHEN a.delivered THEN now() ELSE d.delivered_at END,
+      next_attempt_at = CASE WHEN a.delivered THEN d.next_attempt_at ELSE now() + a.retry_in_ms * interval '1 millisecond' END
+    FROM a WHERE d.id = a.delivery_id`;
 }
 
 // ---- the management API ------------------------------------------------------------------------------------------
