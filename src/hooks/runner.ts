@@ -54,7 +54,7 @@ export interface HooksOptions {
   allowedHosts: string[];
   retryMinMs: number;
   retryMaxMs: number;
-  /** hooks delivered to at the same time */
+  /** deliveries at the same time in each lane (quick receivers; failed or slow ones) */
   concurrency: number;
 }
 
