@@ -299,12 +299,15 @@ export type HookSqlMatch =
   | { heights: { equals?: number; higher_than?: number; lower_than?: number; between?: [number, number] } };
 
 /** The events of the tx aliased `t` (its microblock-canonical ones). */
-function sameTx(sql: Sql) {
+function sameTxOf(sql: Sql) {
   return sql`e.index_block_hash = t.index_block_hash AND e.microblock_hash = t.microblock_hash AND e.tx_id = t.tx_id AND e.microblock_canonical`;
 }
 
-function sqlMatchCondition(sql: Sql, m: HookSqlMatch) {
+function sqlMatchCondition(sql: Sql, m: HookSqlMatch, range: { from: number; to: number }) {
   const TOKEN_ACTIONS = ['transfer', 'mint', 'burn'];
+  // the events of the range's blocks only (events_block): without it the planner may hash every event of the chain
+  const sameTx = (q: Sql) => q`${sameTxOf(q)} AND e.index_block_hash = ANY(ARRAY(
+      SELECT index_block_hash FROM blocks WHERE canonical AND block_height BETWEEN ${range.from} AND ${range.to}))`;
   if ('txId' in m) return sql`t.tx_id = ${m.txId}`;
   if ('calledContract' in m) {
     return sql`t.tx_type = 'contract_call' AND t.contract_call_contract_id = ${m.calledContract}
@@ -378,7 +381,7 @@ export async function insertHistoryDeliveries(
     WITH matched AS (
       SELECT b.index_block_hash, b.block_height, t.microblock_hash, t.tx_id, t.tx_index
       FROM blocks b JOIN txs t ON t.index_block_hash = b.index_block_hash AND t.microblock_canonical
-      WHERE b.canonical AND b.block_height BETWEEN ${range.from} AND ${range.to} AND ${sqlMatchCondition(tx, m)}
+      WHERE b.canonical AND b.block_height BETWEEN ${range.from} AND ${range.to} AND ${sqlMatchCondition(tx, m, range)}
     ),
     -- each matching tx as payload.ts chainhookTx makes it
     payload_txs AS (
@@ -413,7 +416,7 @@ export async function insertHistoryDeliveries(
                        ',' ORDER BY e.event_index) AS events,
             array_agg(e.contract_id ORDER BY e.event_index) FILTER (WHERE e.contract_id <> '') AS cs,
             array_agg(e.asset_identifier ORDER BY e.event_index) FILTER (WHERE e.asset_identifier <> '') AS ass
-          FROM events e WHERE ${sameTx(tx)}
+          FROM events e WHERE ${sameTxOf(tx)}
         ) ev0
       ) ev
     ),
