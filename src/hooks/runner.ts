@@ -6,7 +6,9 @@
  *               deliveries (a rollback carries what the hook had been sent for that block), then moves its cursor, in
  *               one transaction; a new hook's history is evaluated from the stored tables first (backfill);
  *   delivery  — per hook, the oldest pending delivery is POSTed (signed, with a timeout); a failure is retried with
- *               exponential back-off and holds back only that hook's later deliveries (chain order per hook).
+ *               exponential back-off and holds back only that hook's later deliveries (chain order per hook). Hooks
+ *               whose receiver fails or is slow are delivered in a lane of their own; the answers are recorded in
+ *               batches (one statement for the attempts answered together).
  * Ingestion never waits for the evaluator or for a receiver: the projector only inserts the journal rows.
  */
 import { createHmac } from 'node:crypto';
@@ -314,8 +316,9 @@ export class HookRunner {
    * REPEATABLE READ snapshot that also fixes where in the journal it starts following (from_seq), so history and
    * the live stream meet with no gap and no duplicate. Without a start_block its history starts at the first block,
    * as Chainhook scans a predicate without one from genesis; a start_block above the tip means the live stream only.
-   * A predicate the database decides exactly (sqlMatchOf) is matched, built and written there, one statement per
-   * chunk; the others (and `inDatabase: false`, for comparison) are read and matched here, chunk by chunk.
+   * A predicate the database decides exactly (sqlMatchOf: all but print matches_regex) is matched, built and written
+   * there, one statement per chunk; the others (and `inDatabase: false`, for comparison) are read and matched here,
+   * chunk by chunk.
    */
   async backfill(hook: HookRow, opts: { inDatabase?: boolean } = {}): Promise<number> {
     const p = hook.predicate as unknown as HookPredicate;

@@ -284,8 +284,8 @@ export async function loadHookBlocks(sql: Sql, hashes: string[], only?: TxKey[])
 
 /**
  * A predicate SQL can decide exactly (the same answer as src/hooks/evaluate.ts txMatches with the index in front of
- * it), for history built in the database (insertHistoryDeliveries). Predicates it cannot decide exactly (print
- * `contains` / `matches_regex`, deployments by trait) are not given one.
+ * it), for history built in the database (insertHistoryDeliveries). A predicate it cannot decide exactly (print
+ * `matches_regex`: RE2 is not PostgreSQL's regular expression engine) is not given one.
  */
 export type HookSqlMatch =
   | { txId: string }
