@@ -100,6 +100,11 @@ describe('hook history built in the database', () => {
       { if_this: { scope: 'print_event', contract_identifier: '*', contains: '"ping"' }, decode_clarity_values: true },
       { if_this: { scope: 'print_event', contract_identifier: '*', contains: '' } },
       { if_this: { scope: 'print_event', contract_identifier: '*', contains: 'pïng' } },
+      // literal regular expressions, anchored or not, are text tests too
+      { if_this: { scope: 'print_event', contract_identifier: print.c, matches_regex: 'event "ping"' }, decode_clarity_values: true },
+      { if_this: { scope: 'print_event', contract_identifier: '*', matches_regex: '^tuple' } },
+      { if_this: { scope: 'print_event', contract_identifier: '*', matches_regex: 'tuple$' } },
+      { if_this: { scope: 'print_event', contract_identifier: '*', matches_regex: '^$' } },
       { if_this: { scope: 'contract_deployment', implement_trait: 'sip09' }, include_contract_abi: true },
       { if_this: { scope: 'contract_deployment', implement_trait: 'sip10' } },
       { if_this: { scope: 'contract_deployment', implement_trait: '*' } },
@@ -137,7 +142,7 @@ describe('hook history built in the database', () => {
       const none =
         (p.if_this.scope === 'ft_event' && p.if_this.actions[0] === 'burn') ||
         (p.if_this.scope === 'contract_call' && p.if_this.method === 'no-such-method') ||
-        (p.if_this.scope === 'print_event' && p.if_this.contains === 'pïng');
+        (p.if_this.scope === 'print_event' && (p.if_this.contains === 'pïng' || /^\^|\$$/.test(p.if_this.matches_regex ?? '')));
       if (none) expect(here.rows).toEqual([]);
       else expect(here.rows.length, JSON.stringify(p)).toBeGreaterThan(0);
       if (p.if_this.scope === 'contract_deployment' && p.if_this.implement_trait !== undefined) {
@@ -182,8 +187,15 @@ describe('hook history built in the database', () => {
   });
 
   it('leaves to the evaluator what the database cannot decide exactly', () => {
-    // PostgreSQL's regular expressions are not RE2's
+    // PostgreSQL's regular expressions are not RE2's: only literals (with ^ / $) are decided there
     expect(sqlMatchOf({ if_this: { scope: 'print_event', contract_identifier: '*', matches_regex: 'x+' } })).toBeUndefined();
+    expect(sqlMatchOf({ if_this: { scope: 'print_event', contract_identifier: '*', matches_regex: 'a.b' } })).toBeUndefined();
+    expect(sqlMatchOf({ if_this: { scope: 'print_event', contract_identifier: '*', matches_regex: '\\(tuple' } })).toBeUndefined();
+    expect(sqlMatchOf({ if_this: { scope: 'print_event', contract_identifier: '*', matches_regex: 'a^b' } })).toBeUndefined();
+    expect(sqlMatchOf({ if_this: { scope: 'print_event', contract_identifier: '*', matches_regex: '^ab$' } })).toEqual({
+      printContract: '*',
+      text: { value: 'ab', start: true, end: true },
+    });
     expect(sqlMatchOf({ if_this: { scope: 'print_event', contract_identifier: '*', matches_regex: 'x+' }, expire_after_occurrence: 3 })).toBeUndefined();
   });
 });

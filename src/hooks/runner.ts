@@ -107,8 +107,8 @@ export function txFilterOf(p: HookPredicate): HookTxFilter {
 
 /**
  * The predicate as the database can decide it exactly (history built there: insertHistoryDeliveries), or undefined
- * when only the evaluator can: print `matches_regex` (RE2 semantics, which PostgreSQL's regular expressions do not
- * share). `expire_after_occurrence` is counted per chunk (insertHistoryDeliveries writes at most the blocks left).
+ * when only the evaluator can: print `matches_regex` beyond a literal with optional ^ / $ anchors (RE2 semantics,
+ * which PostgreSQL's regular expressions do not share). `expire_after_occurrence` is counted per chunk (insertHistoryDeliveries writes at most the blocks left).
  */
 export function sqlMatchOf(p: HookPredicate): HookSqlMatch | undefined {
   const q = p.if_this;
@@ -120,9 +120,13 @@ export function sqlMatchOf(p: HookPredicate): HookSqlMatch | undefined {
     case 'contract_deployment':
       if (q.deployer !== undefined) return { deployer: q.deployer };
       return { traitFunctions: q.implement_trait === 'sip09' ? [SIP09] : q.implement_trait === 'sip10' ? [SIP10] : [SIP09, SIP10] };
-    case 'print_event':
-      if (q.matches_regex !== undefined) return undefined;
-      return q.contains !== undefined ? { printContract: q.contract_identifier, contains: q.contains } : { printContract: q.contract_identifier };
+    case 'print_event': {
+      if (q.contains !== undefined) return { printContract: q.contract_identifier, text: { value: q.contains, start: false, end: false } };
+      if (q.matches_regex === undefined) return { printContract: q.contract_identifier };
+      // a literal, optionally anchored at the start (^) and/or the end ($), means the same in RE2 and as a text test
+      const lit = /^(\^?)([^\\.+*?()|[\]{}^$]*)(\$?)$/.exec(q.matches_regex);
+      return lit ? { printContract: q.contract_identifier, text: { value: lit[2], start: lit[1] === '^', end: lit[3] === '$' } } : undefined;
+    }
     case 'ft_event':
       return { tokenEvent: 'fungible_token_asset', assetIdentifier: q.asset_identifier, actions: q.actions };
     case 'nft_event':

@@ -285,7 +285,8 @@ export async function loadHookBlocks(sql: Sql, hashes: string[], only?: TxKey[])
 /**
  * A predicate SQL can decide exactly (the same answer as src/hooks/evaluate.ts txMatches with the index in front of
  * it), for history built in the database (insertHistoryDeliveries). A predicate it cannot decide exactly (print
- * `matches_regex`: RE2 is not PostgreSQL's regular expression engine) is not given one.
+ * `matches_regex` other than a literal, optionally anchored: RE2 is not PostgreSQL's regular expression engine) is
+ * not given one.
  */
 export type HookSqlMatch =
   | { txId: string }
@@ -293,7 +294,8 @@ export type HookSqlMatch =
   | { deployer: string }
   /** deployments whose ABI has every function of one of these lists (non-private) */
   | { traitFunctions: string[][] }
-  | { printContract: string; contains?: string }
+  /** `text`: the printed value's Clarity text holds it (anywhere, or at its `start` and/or `end`) */
+  | { printContract: string; text?: { value: string; start: boolean; end: boolean } }
   | { tokenEvent: 'fungible_token_asset' | 'non_fungible_token_asset'; assetIdentifier: string; actions: string[] }
   | { stxActions: string[]; lock: boolean }
   | { heights: { equals?: number; higher_than?: number; lower_than?: number; between?: [number, number] } };
@@ -326,15 +328,24 @@ function sqlMatchCondition(sql: Sql, m: HookSqlMatch, range: { from: number; to:
                AND (${has(first)} ${second ? sql`OR ${has(second)}` : sql``})`;
   }
   if ('printContract' in m) {
-    // evaluate.ts printRepr: the printed value's repr when it is a string, '' otherwise; `contains` is a plain
-    // substring test (strpos compares bytes of UTF-8, String.includes code units of UTF-16: the same matches)
-    const contains =
-      m.contains === undefined
+    // evaluate.ts printRepr: the printed value's repr when it is a string, '' otherwise; `contains` and a literal
+    // `matches_regex` are plain text tests (strpos compares bytes of UTF-8, String.includes code units of UTF-16:
+    // the same matches)
+    const repr = sql`CASE WHEN json_typeof(json_extract_path(e.api, 'contract_log', 'value', 'repr')) = 'string'
+                          THEN json_extract_path_text(e.api, 'contract_log', 'value', 'repr') ELSE '' END`;
+    const t = m.text;
+    const text =
+      t === undefined
         ? sql``
-        : sql`AND strpos(CASE WHEN json_typeof(json_extract_path(e.api, 'contract_log', 'value', 'repr')) = 'string'
-                              THEN json_extract_path_text(e.api, 'contract_log', 'value', 'repr') ELSE '' END, ${m.contains}::text) > 0`;
+        : t.start && t.end
+          ? sql`AND ${repr} = ${t.value}::text`
+          : t.start
+            ? sql`AND starts_with(${repr}, ${t.value}::text)`
+            : t.end
+              ? sql`AND right(${repr}, char_length(${t.value}::text)) = ${t.value}::text`
+              : sql`AND strpos(${repr}, ${t.value}::text) > 0`;
     return sql`EXISTS (SELECT 1 FROM events e WHERE ${sameTx(sql)} AND e.event_type = 'smart_contract_log'
-               AND ${m.printContract === '*' ? sql`e.contract_id <> ''` : sql`e.contract_id = ${m.printContract}`} ${contains})`;
+               AND ${m.printContract === '*' ? sql`e.contract_id <> ''` : sql`e.contract_id = ${m.printContract}`} ${text})`;
   }
   if ('tokenEvent' in m) {
     return sql`EXISTS (SELECT 1 FROM events e WHERE ${sameTx(sql)} AND e.event_type = ${m.tokenEvent}
