@@ -108,7 +108,8 @@ export function txFilterOf(p: HookPredicate): HookTxFilter {
 /**
  * The predicate as the database can decide it exactly (history built there: insertHistoryDeliveries), or undefined
  * when only the evaluator can: print `matches_regex` beyond a literal with optional ^ / $ anchors (RE2 semantics,
- * which PostgreSQL's regular expressions do not share). `expire_after_occurrence` is counted per chunk (insertHistoryDeliveries writes at most the blocks left).
+ * which PostgreSQL's regular expressions do not share). `expire_after_occurrence` is counted per chunk
+ * (insertHistoryDeliveries writes at most the blocks left).
  */
 export function sqlMatchOf(p: HookPredicate): HookSqlMatch | undefined {
   const q = p.if_this;

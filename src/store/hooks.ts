@@ -580,10 +580,12 @@ export async function recordAttempts(sql: Sql, attempts: AttemptRecord[]): Promi
   if (!attempts.length) return;
   await sql`
     WITH a AS (
-      SELECT u.delivery_id, u.attempt, u.status_code, u.error, u.ms, u.delivered = 1 AS delivered, u.retry_in_ms FROM unnest(${attempts.map((a) => a.delivery_id)}::bigint[], ${attempts.map((a) => a.attempt)}::int[],
-                             ${attempts.map((a) => a.status_code)}::int[], ${attempts.map((a) => a.error)}::text[],
-                             ${attempts.map((a) => a.ms)}::int[], ${attempts.map((a) => (a.delivered ? 1 : 0))}::int[],
-                             ${attempts.map((a) => a.retry_in_ms)}::bigint[])
+      -- (postgres.js sends no boolean arrays: delivered is 1 or 0)
+      SELECT u.delivery_id, u.attempt, u.status_code, u.error, u.ms, u.delivered = 1 AS delivered, u.retry_in_ms
+      FROM unnest(${attempts.map((a) => a.delivery_id)}::bigint[], ${attempts.map((a) => a.attempt)}::int[],
+                  ${attempts.map((a) => a.status_code)}::int[], ${attempts.map((a) => a.error)}::text[],
+                  ${attempts.map((a) => a.ms)}::int[], ${attempts.map((a) => (a.delivered ? 1 : 0))}::int[],
+                  ${attempts.map((a) => a.retry_in_ms)}::bigint[])
         AS u(delivery_id, attempt, status_code, error, ms, delivered, retry_in_ms)
       JOIN hook_deliveries d ON d.id = u.delivery_id
     ),
