@@ -158,6 +158,27 @@ try {
   const sparseSeen = await runner.backfill(sparse!);
   const sparseSeconds = (performance.now() - sparseStarted) / 1000;
   const [{ n: sparseN }] = await db.sql<{ n: string }[]>`SELECT count(*) AS n FROM hook_deliveries WHERE hook_id = ${sparse!.id}`;
+  // history of a print_event `contains` predicate (every print of the chain's contracts has the text): in the database,
+  // and in the service block by block (how it ran before the database decided `contains`)
+  const containsRuns: { where: string; seen: number; seconds: number; n: number }[] = [];
+  for (const [i, inDatabase] of [true, false].entries()) {
+    const r = new HookRunner(db.sql, log, { maxPayloadBytes: 4 << 20, timeoutMs: 1000, allowedHosts: [], retryMinMs: 1000, retryMaxMs: 1000, concurrency: 1 });
+    const row = await insertHook(db.sql, {
+      uuid: `00000000-0000-4000-a000-00000000000${i}`,
+      owner: 'bench',
+      name: `history-contains-${i}`,
+      version: 1,
+      network: 'testnet',
+      predicate: { if_this: { scope: 'print_event', contract_identifier: '*', contains: '"ping"' }, start_block: 0 } as unknown as StoredPredicate,
+      url: 'http://127.0.0.1:9/',
+      authorization_header: null,
+      secret: 'x',
+    });
+    const at = performance.now();
+    const seen = await r.backfill(row!, { inDatabase });
+    const [{ n: made }] = await db.sql<{ n: string }[]>`SELECT count(*) AS n FROM hook_deliveries WHERE hook_id = ${row!.id}`;
+    containsRuns.push({ where: inDatabase ? 'in the database' : 'in the service block by block', seen, seconds: (performance.now() - at) / 1000, n: Number(made) });
+  }
   console.log(`chain: ${tip} blocks, ${txsPerBlock} user txs per block`);
   if (!historyOnly) console.log(`evaluation, ${hookCount} hooks: p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${q(1)} ms per block (${matched} hook-block matches)`);
   console.log(
@@ -169,6 +190,11 @@ try {
       `(read ${sp.read.toFixed(0)} ms, match ${sp.match.toFixed(0)} ms, build ${sp.build.toFixed(0)} ms, write ${sp.write.toFixed(0)} ms)`,
   );
   console.log(`history, sparse (print_event of one contract): ${sparseSeen} blocks in ${sparseSeconds.toFixed(2)} s = ${Math.round(sparseSeen / sparseSeconds)} blocks/s (${sparseN} deliveries written)`);
+  for (const c of containsRuns) {
+    console.log(
+      `history, print_event contains, ${c.where}: ${c.seen} blocks in ${c.seconds.toFixed(2)} s = ${Math.round(c.seen / c.seconds)} blocks/s (${c.n} deliveries written)`,
+    );
+  }
   if (!historyOnly) {
     // delivery latency: the real service, `activeCount` hooks, a receiver
     await db.sql`DELETE FROM hooks`;

@@ -2,7 +2,7 @@
  * A hook's history (backfill) built in the database (sql/functions/hooks.sql, insertHistoryDeliveries) gives exactly the deliveries
  * the evaluator gives when it reads and matches the same history block by block (src/hooks/payload.ts): the same
  * blocks, in the same order, with the same payload blocks, for every scope the database decides, with and without
- * decode_clarity_values and include_contract_abi, on a generated chain with forks and microblock streams; and the
+ * decode_clarity_values and include_contract_abi, print `contains`, deployments by trait and expire_after_occurrence, on a generated chain with forks and microblock streams; and the
  * dense stx_event history holds exactly the txs a plain query finds. A chunk with a block too large for one payload
  * is split by the evaluator, as before.
  */
@@ -13,6 +13,7 @@ import { createLogger } from '../src/logger.js';
 import { ChainGenerator } from '../load/generator/index.js';
 import { HookRunner, sqlMatchOf } from '../src/hooks/runner.js';
 import type { HookPredicate } from '../src/hooks/predicate.js';
+import { SIP09, SIP10 } from '../src/hooks/evaluate.js';
 import { insertHook, type StoredPredicate } from '../src/store/hooks.js';
 
 const log = createLogger('silent');
@@ -76,7 +77,40 @@ describe('hook history built in the database', () => {
       SELECT sender_address AS s FROM txs WHERE tx_type = 'smart_contract' AND canonical GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`);
     const tx = await pick(db.sql<{ t: string }[]>`
       SELECT tx_id AS t FROM txs WHERE tx_type = 'contract_call' AND canonical AND microblock_canonical ORDER BY block_height DESC, tx_index LIMIT 1`);
+    // deployments implementing the traits (the generated contracts implement none): ABIs given to three of them
+    const deploys = await db.sql<{ t: string }[]>`
+      SELECT tx_id AS t FROM txs WHERE tx_type = 'smart_contract' AND status = 'success' AND canonical AND microblock_canonical
+      ORDER BY block_height, tx_index LIMIT 3`;
+    expect(deploys.length).toBe(3);
+    const fns = (names: string[], access = 'public') => names.map((name) => ({ name, access, args: [], outputs: { type: 'bool' } }));
+    const abis = [
+      { functions: [...fns(SIP09), ...fns(['get-counter'], 'read_only')] },
+      { functions: [...fns(SIP10.filter((f) => f !== 'get-name')), ...fns(['get-name'], 'private')] },
+      { functions: fns([...SIP10, ...SIP10]) },
+    ];
+    for (let i = 0; i < 3; i++) await db.sql`UPDATE txs SET contract_abi = ${JSON.stringify(abis[i])}::text::json WHERE tx_id = ${deploys[i].t}`;
+    // a piece of a printed value's Clarity text that some prints have and others not
+    const printed = await pick(db.sql<{ r: string }[]>`
+      SELECT api::json -> 'contract_log' -> 'value' ->> 'repr' AS r FROM events
+      WHERE event_type = 'smart_contract_log' AND contract_id = ${print.c} AND canonical ORDER BY block_height DESC LIMIT 1`);
+    const piece = / \(n u(\d)/.exec(printed.r)?.[0];
+    expect(piece).toBeDefined();
     const predicates: HookPredicate[] = [
+      { if_this: { scope: 'print_event', contract_identifier: print.c, contains: piece! } },
+      { if_this: { scope: 'print_event', contract_identifier: '*', contains: '"ping"' }, decode_clarity_values: true },
+      { if_this: { scope: 'print_event', contract_identifier: '*', contains: '' } },
+      { if_this: { scope: 'print_event', contract_identifier: '*', contains: 'pïng' } },
+      // literal regular expressions, anchored or not, are text tests too
+      { if_this: { scope: 'print_event', contract_identifier: print.c, matches_regex: 'event "ping"' }, decode_clarity_values: true },
+      { if_this: { scope: 'print_event', contract_identifier: '*', matches_regex: '^tuple' } },
+      { if_this: { scope: 'print_event', contract_identifier: '*', matches_regex: 'tuple$' } },
+      { if_this: { scope: 'print_event', contract_identifier: '*', matches_regex: '^$' } },
+      { if_this: { scope: 'contract_deployment', implement_trait: 'sip09' }, include_contract_abi: true },
+      { if_this: { scope: 'contract_deployment', implement_trait: 'sip10' } },
+      { if_this: { scope: 'contract_deployment', implement_trait: '*' } },
+      { if_this: { scope: 'stx_event', actions: ['transfer'] }, expire_after_occurrence: 3 },
+      { if_this: { scope: 'print_event', contract_identifier: print.c, contains: piece! }, expire_after_occurrence: 2, start_block: 20 },
+      { if_this: { scope: 'block_height', higher_than: 0 }, expire_after_occurrence: 1000 },
       { if_this: { scope: 'stx_event', actions: ['transfer'] } },
       { if_this: { scope: 'stx_event', actions: ['mint', 'transfer', 'lock', 'burn'] }, decode_clarity_values: true, start_block: 5, end_block: 60 },
       { if_this: { scope: 'print_event', contract_identifier: print.c }, decode_clarity_values: true },
@@ -101,11 +135,24 @@ describe('hook history built in the database', () => {
       expect(inDb.profile.read).toBe(0);
       expect(here.profile.statement).toBe(0);
       expect(inDb.rows, JSON.stringify(p)).toEqual(here.rows);
+      // byte for byte: what is sent is the stored payload as it reads back, keys in the order they were written
+      expect(JSON.stringify(inDb.rows), JSON.stringify(p)).toBe(JSON.stringify(here.rows));
       expect(inDb.occurrences).toBe(here.occurrences);
       // the generated chain burns no tokens and calls no such method: those two match nothing, every other matches
-      const none = (p.if_this.scope === 'ft_event' && p.if_this.actions[0] === 'burn') || (p.if_this.scope === 'contract_call' && p.if_this.method === 'no-such-method');
+      const none =
+        (p.if_this.scope === 'ft_event' && p.if_this.actions[0] === 'burn') ||
+        (p.if_this.scope === 'contract_call' && p.if_this.method === 'no-such-method') ||
+        (p.if_this.scope === 'print_event' && (p.if_this.contains === 'pïng' || /^\^|\$$/.test(p.if_this.matches_regex ?? '')));
       if (none) expect(here.rows).toEqual([]);
       else expect(here.rows.length, JSON.stringify(p)).toBeGreaterThan(0);
+      if (p.if_this.scope === 'contract_deployment' && p.if_this.implement_trait !== undefined) {
+        // a private function does not count: the second ABI lacks sip10's get-name
+        const txs = here.rows.flatMap((r) => (r.block as { transactions: { transaction_identifier: { hash: string } }[] }).transactions.map((t) => t.transaction_identifier.hash));
+        const want = { sip09: [deploys[0].t], sip10: [deploys[2].t], '*': [deploys[0].t, deploys[2].t] }[p.if_this.implement_trait];
+        expect(txs).toEqual(want);
+      }
+      if (p.expire_after_occurrence !== undefined) expect(here.occurrences, JSON.stringify(p)).toBeLessThanOrEqual(p.expire_after_occurrence);
+      if (p.expire_after_occurrence !== undefined && p.expire_after_occurrence < 10) expect(here.occurrences).toBe(p.expire_after_occurrence);
     }
   });
 
@@ -134,14 +181,21 @@ describe('hook history built in the database', () => {
     const inDb = await history(p, true, limit);
     const here = await history(p, false, limit);
     expect(inDb.rows).toEqual(here.rows);
+    expect(JSON.stringify(inDb.rows)).toBe(JSON.stringify(here.rows));
     const heights = inDb.rows.map((r) => Number(r.block_height));
     expect(new Set(heights).size).toBeLessThan(heights.length);
   });
 
   it('leaves to the evaluator what the database cannot decide exactly', () => {
-    expect(sqlMatchOf({ if_this: { scope: 'print_event', contract_identifier: '*', contains: 'x' } })).toBeUndefined();
+    // PostgreSQL's regular expressions are not RE2's: only literals (with ^ / $) are decided there
     expect(sqlMatchOf({ if_this: { scope: 'print_event', contract_identifier: '*', matches_regex: 'x+' } })).toBeUndefined();
-    expect(sqlMatchOf({ if_this: { scope: 'contract_deployment', implement_trait: 'sip10' } })).toBeUndefined();
-    expect(sqlMatchOf({ if_this: { scope: 'stx_event', actions: ['transfer'] }, expire_after_occurrence: 3 })).toBeUndefined();
+    expect(sqlMatchOf({ if_this: { scope: 'print_event', contract_identifier: '*', matches_regex: 'a.b' } })).toBeUndefined();
+    expect(sqlMatchOf({ if_this: { scope: 'print_event', contract_identifier: '*', matches_regex: '\\(tuple' } })).toBeUndefined();
+    expect(sqlMatchOf({ if_this: { scope: 'print_event', contract_identifier: '*', matches_regex: 'a^b' } })).toBeUndefined();
+    expect(sqlMatchOf({ if_this: { scope: 'print_event', contract_identifier: '*', matches_regex: '^ab$' } })).toEqual({
+      printContract: '*',
+      text: { value: 'ab', start: true, end: true },
+    });
+    expect(sqlMatchOf({ if_this: { scope: 'print_event', contract_identifier: '*', matches_regex: 'x+' }, expire_after_occurrence: 3 })).toBeUndefined();
   });
 });

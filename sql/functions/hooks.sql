@@ -1,72 +1,82 @@
 -- History (backfill) of a hook, built in the database: the payload block of each matching block, exactly as
 -- src/hooks/payload.ts builds it (chainhookTx, chainhookEvent, chainhookBlock), so a history chunk is one
 -- INSERT … SELECT instead of reading every matching tx and event into the service, building the JSON there and sending
--- it back (src/store/hooks.ts insertHistoryDeliveries). Keys a payload leaves out (undefined in payload.ts) are left
--- out here too (SQL NULL → no key), while JSON nulls are kept. test/hooks-history.test.ts checks both builders give
--- the same payloads.
+-- it back (src/store/hooks.ts insertHistoryDeliveries).
+--
+-- The pieces are JSON text, put together by concatenation: hook_deliveries.block is `json` (kept as written), so a
+-- payload is validated once when inserted and never parsed into a tree or re-serialised. Keys come in the order
+-- payload.ts writes them; a key payload.ts leaves out (undefined) is left out here (a NULL piece, skipped by
+-- concat_ws), while a JSON null is kept. The JSON the stored rows carry (`api` columns) is read with
+-- json_extract_path, one scan of the text, and copied as it is. test/hooks-history.test.ts checks both builders give
+-- byte-identical payloads.
 
--- one event of a tx's receipt (a single expression, so the planner inlines it)
-CREATE OR REPLACE FUNCTION hook_event_payload(
+DROP FUNCTION IF EXISTS hook_event_payload(integer, text, text, text, text, text, text, text, numeric, text, text, bigint, jsonb, boolean);
+DROP FUNCTION IF EXISTS hook_tx_kind(text, text, text, jsonb);
+
+-- a value as JSON text, SQL NULL as JSON null
+CREATE OR REPLACE FUNCTION hook_json_text(v anyelement) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT COALESCE(to_json(v)::text, 'null')
+$$;
+
+-- one event of a tx's receipt, as JSON text (a single expression, so the planner inlines it)
+CREATE OR REPLACE FUNCTION hook_event_text(
   event_index integer, event_type text, asset_event_type text, asset_identifier text, contract_id text, topic text,
-  sender text, recipient text, amount numeric, value_hex text, locked_address text, unlock_height bigint, api jsonb,
+  sender text, recipient text, amount numeric, value_hex text, locked_address text, unlock_height bigint, api json,
   decode boolean
-) RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE AS $$
-  SELECT jsonb_build_object(
-    'position', jsonb_build_object('index', event_index),
-    'type', CASE event_type
+) RETURNS text LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  SELECT '{"type":' || to_json(CASE event_type
       WHEN 'smart_contract_log' THEN 'SmartContractEvent'
       WHEN 'stx_asset' THEN 'STX' || CASE asset_event_type WHEN 'mint' THEN 'Mint' WHEN 'burn' THEN 'Burn' ELSE 'Transfer' END || 'Event'
       WHEN 'stx_lock' THEN 'STXLockEvent'
       WHEN 'fungible_token_asset' THEN 'FT' || CASE asset_event_type WHEN 'mint' THEN 'Mint' WHEN 'burn' THEN 'Burn' ELSE 'Transfer' END || 'Event'
       WHEN 'non_fungible_token_asset' THEN 'NFT' || CASE asset_event_type WHEN 'mint' THEN 'Mint' WHEN 'burn' THEN 'Burn' ELSE 'Transfer' END || 'Event'
-      ELSE event_type END,
-    'data', CASE event_type
-      WHEN 'smart_contract_log' THEN
-        jsonb_build_object('contract_identifier', contract_id, 'topic', topic)
-        || jsonb_strip_nulls(jsonb_build_object(
-             'raw_value', COALESCE(to_jsonb(value_hex), api -> 'contract_log' -> 'value' -> 'hex'),
-             'value', CASE WHEN decode AND jsonb_typeof(api -> 'contract_log' -> 'value' -> 'repr') = 'string'
-                           THEN api -> 'contract_log' -> 'value' -> 'repr' END))
-        -- a JSON null hex is kept (jsonb_strip_nulls above would drop it)
-        || CASE WHEN value_hex IS NULL AND api -> 'contract_log' -> 'value' -> 'hex' = 'null'::jsonb
-                THEN jsonb_build_object('raw_value', NULL) ELSE '{}'::jsonb END
-      WHEN 'stx_asset' THEN
-        jsonb_build_object('amount', amount::text)
-        || jsonb_strip_nulls(jsonb_build_object('sender', sender, 'recipient', recipient))
-        || CASE WHEN api -> 'asset' -> 'memo' IS NOT NULL THEN jsonb_build_object('memo', api -> 'asset' -> 'memo') ELSE '{}'::jsonb END
+      ELSE event_type END)::text
+    || ',"data":' || CASE event_type
+      WHEN 'smart_contract_log' THEN '{' || concat_ws(',',
+          '"contract_identifier":' || hook_json_text(contract_id),
+          '"topic":' || hook_json_text(topic),
+          '"raw_value":' || COALESCE(to_json(value_hex)::text, json_extract_path(api, 'contract_log', 'value', 'hex')::text),
+          CASE WHEN decode AND json_typeof(json_extract_path(api, 'contract_log', 'value', 'repr')) = 'string'
+               THEN '"value":' || json_extract_path(api, 'contract_log', 'value', 'repr')::text END) || '}'
+      WHEN 'stx_asset' THEN '{' || concat_ws(',',
+          '"sender":' || to_json(sender)::text,
+          '"recipient":' || to_json(recipient)::text,
+          '"amount":' || hook_json_text(amount::text),
+          '"memo":' || json_extract_path(api, 'asset', 'memo')::text) || '}'
       WHEN 'stx_lock' THEN
-        jsonb_build_object('locked_amount', amount::text, 'unlock_height', unlock_height::text, 'locked_address', locked_address)
-      WHEN 'fungible_token_asset' THEN
-        jsonb_build_object('asset_identifier', asset_identifier, 'amount', amount::text)
-        || jsonb_strip_nulls(jsonb_build_object('sender', NULLIF(sender, ''), 'recipient', NULLIF(recipient, '')))
-      WHEN 'non_fungible_token_asset' THEN
-        jsonb_build_object('asset_identifier', asset_identifier)
-        || jsonb_strip_nulls(jsonb_build_object(
-             'sender', NULLIF(sender, ''), 'recipient', NULLIF(recipient, ''),
-             'raw_value', COALESCE(to_jsonb(value_hex), api -> 'asset' -> 'value' -> 'hex'),
-             'value', CASE WHEN decode AND jsonb_typeof(api -> 'asset' -> 'value' -> 'repr') = 'string'
-                           THEN api -> 'asset' -> 'value' -> 'repr' END))
-        || CASE WHEN value_hex IS NULL AND api -> 'asset' -> 'value' -> 'hex' = 'null'::jsonb
-                THEN jsonb_build_object('raw_value', NULL) ELSE '{}'::jsonb END
-      ELSE api END)
+        '{"locked_amount":' || hook_json_text(amount::text) || ',"unlock_height":' || hook_json_text(unlock_height::text)
+        || ',"locked_address":' || hook_json_text(locked_address) || '}'
+      WHEN 'fungible_token_asset' THEN '{' || concat_ws(',',
+          '"asset_identifier":' || hook_json_text(asset_identifier),
+          '"sender":' || to_json(NULLIF(sender, ''))::text,
+          '"recipient":' || to_json(NULLIF(recipient, ''))::text,
+          '"amount":' || hook_json_text(amount::text)) || '}'
+      WHEN 'non_fungible_token_asset' THEN '{' || concat_ws(',',
+          '"asset_identifier":' || hook_json_text(asset_identifier),
+          '"sender":' || to_json(NULLIF(sender, ''))::text,
+          '"recipient":' || to_json(NULLIF(recipient, ''))::text,
+          '"raw_value":' || COALESCE(to_json(value_hex)::text, json_extract_path(api, 'asset', 'value', 'hex')::text),
+          CASE WHEN decode AND json_typeof(json_extract_path(api, 'asset', 'value', 'repr')) = 'string'
+               THEN '"value":' || json_extract_path(api, 'asset', 'value', 'repr')::text END) || '}'
+      ELSE api::text END
+    || ',"position":{"index":' || event_index || '}}'
 $$;
 
--- the `kind` of a tx
-CREATE OR REPLACE FUNCTION hook_tx_kind(tx_type text, contract_call_contract_id text, smart_contract_contract_id text, api jsonb)
-RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE AS $$
+-- the `kind` of a tx, as JSON text
+CREATE OR REPLACE FUNCTION hook_tx_kind_text(tx_type text, contract_call_contract_id text, smart_contract_contract_id text, api json)
+RETURNS text LANGUAGE sql STABLE PARALLEL SAFE AS $$
   SELECT CASE tx_type
-    WHEN 'contract_call' THEN jsonb_build_object('type', 'ContractCall', 'data',
-      jsonb_build_object('contract_identifier', contract_call_contract_id,
-        'args', COALESCE((SELECT jsonb_agg(COALESCE(a.v -> 'repr', 'null'::jsonb) ORDER BY a.i)
-                          FROM jsonb_array_elements(CASE WHEN jsonb_typeof(api -> 'contract_call' -> 'function_args') = 'array'
-                                                         THEN api -> 'contract_call' -> 'function_args' ELSE '[]'::jsonb END)
-                               WITH ORDINALITY AS a(v, i)), '[]'::jsonb))
-      || CASE WHEN api -> 'contract_call' -> 'function_name' IS NOT NULL
-              THEN jsonb_build_object('method', api -> 'contract_call' -> 'function_name') ELSE '{}'::jsonb END)
-    WHEN 'smart_contract' THEN jsonb_build_object('type', 'ContractDeployment', 'data', jsonb_build_object('contract_identifier', smart_contract_contract_id))
-    WHEN 'token_transfer' THEN jsonb_build_object('type', 'NativeTokenTransfer')
-    WHEN 'coinbase' THEN jsonb_build_object('type', 'Coinbase')
-    WHEN 'tenure_change' THEN jsonb_build_object('type', 'TenureChange')
-    WHEN 'poison_microblock' THEN jsonb_build_object('type', 'Unsupported')
-    ELSE jsonb_build_object('type', tx_type) END
+    WHEN 'contract_call' THEN (
+      SELECT '{"type":"ContractCall","data":{' || concat_ws(',',
+          '"contract_identifier":' || hook_json_text(contract_call_contract_id),
+          '"method":' || json_extract_path(c.c, 'function_name')::text,
+          '"args":[' || COALESCE((SELECT string_agg(COALESCE(json_extract_path(a.v, 'repr')::text, 'null'), ',' ORDER BY a.i)
+                                 FROM json_array_elements(CASE WHEN json_typeof(json_extract_path(c.c, 'function_args')) = 'array'
+                                                               THEN json_extract_path(c.c, 'function_args') ELSE '[]'::json END)
+                                      WITH ORDINALITY AS a(v, i)), '') || ']') || '}}'
+      FROM (SELECT json_extract_path(api, 'contract_call') AS c) c)
+    WHEN 'smart_contract' THEN '{"type":"ContractDeployment","data":{"contract_identifier":' || hook_json_text(smart_contract_contract_id) || '}}'
+    ELSE '{"type":' || to_json(CASE tx_type WHEN 'token_transfer' THEN 'NativeTokenTransfer' WHEN 'coinbase' THEN 'Coinbase'
+                                 WHEN 'tenure_change' THEN 'TenureChange' WHEN 'poison_microblock' THEN 'Unsupported' ELSE tx_type END)::text || '}'
+  END
 $$;

@@ -14,8 +14,8 @@ export interface IndexedHook {
   predicate: HookPredicate;
 }
 
-const SIP09 = ['get-last-token-id', 'get-token-uri', 'get-owner', 'transfer'];
-const SIP10 = ['transfer', 'get-name', 'get-symbol', 'get-decimals', 'get-balance', 'get-total-supply', 'get-token-uri'];
+export const SIP09 = ['get-last-token-id', 'get-token-uri', 'get-owner', 'transfer'];
+export const SIP10 = ['transfer', 'get-name', 'get-symbol', 'get-decimals', 'get-balance', 'get-total-supply', 'get-token-uri'];
 
 function functionNames(abi: unknown): Set<string> {
   const fns = (abi as { functions?: { name?: string; access?: string }[] } | null)?.functions;

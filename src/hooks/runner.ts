@@ -6,7 +6,9 @@
  *               deliveries (a rollback carries what the hook had been sent for that block), then moves its cursor, in
  *               one transaction; a new hook's history is evaluated from the stored tables first (backfill);
  *   delivery  — per hook, the oldest pending delivery is POSTed (signed, with a timeout); a failure is retried with
- *               exponential back-off and holds back only that hook's later deliveries (chain order per hook).
+ *               exponential back-off and holds back only that hook's later deliveries (chain order per hook). Hooks
+ *               whose receiver fails or is slow are delivered in a lane of their own; the answers are recorded in
+ *               batches (one statement for the attempts answered together).
  * Ingestion never waits for the evaluator or for a receiver: the projector only inserts the journal rows.
  */
 import { createHmac } from 'node:crypto';
@@ -30,9 +32,10 @@ import {
   loadHookBlocks,
   loadHookCandidates,
   nextDueAt,
-  recordAttempt,
+  recordAttempts,
   settleHook,
   unsettledHooks,
+  type AttemptRecord,
   type ChainChange,
   type DueDelivery,
   type HookRow,
@@ -40,7 +43,7 @@ import {
   type HookTxFilter,
   type NewDelivery,
 } from '../store/hooks.js';
-import { HookIndex, type HookBlock } from './evaluate.js';
+import { HookIndex, SIP09, SIP10, type HookBlock } from './evaluate.js';
 import { chainhookBlock, hookPayload, type ChainhookBlock, type HookPayload } from './payload.js';
 import type { HookPredicate } from './predicate.js';
 import { hostAllowed } from './urls.js';
@@ -53,7 +56,7 @@ export interface HooksOptions {
   allowedHosts: string[];
   retryMinMs: number;
   retryMaxMs: number;
-  /** hooks delivered to at the same time */
+  /** deliveries at the same time in each lane (quick receivers; failed or slow ones) */
   concurrency: number;
 }
 
@@ -104,11 +107,11 @@ export function txFilterOf(p: HookPredicate): HookTxFilter {
 
 /**
  * The predicate as the database can decide it exactly (history built there: insertHistoryDeliveries), or undefined
- * when only the evaluator can (print `contains` / `matches_regex`: RE2 and substring semantics on the Clarity text;
- * deployments by trait: ABI inspection) or when occurrences must be counted block by block (expire_after_occurrence).
+ * when only the evaluator can: print `matches_regex` beyond a literal with optional ^ / $ anchors (RE2 semantics,
+ * which PostgreSQL's regular expressions do not share). `expire_after_occurrence` is counted per chunk
+ * (insertHistoryDeliveries writes at most the blocks left).
  */
 export function sqlMatchOf(p: HookPredicate): HookSqlMatch | undefined {
-  if (p.expire_after_occurrence !== undefined) return undefined;
   const q = p.if_this;
   switch (q.scope) {
     case 'txid':
@@ -116,9 +119,15 @@ export function sqlMatchOf(p: HookPredicate): HookSqlMatch | undefined {
     case 'contract_call':
       return { calledContract: q.contract_identifier, method: q.method };
     case 'contract_deployment':
-      return q.deployer !== undefined ? { deployer: q.deployer } : undefined;
-    case 'print_event':
-      return q.contains === undefined && q.matches_regex === undefined ? { printContract: q.contract_identifier } : undefined;
+      if (q.deployer !== undefined) return { deployer: q.deployer };
+      return { traitFunctions: q.implement_trait === 'sip09' ? [SIP09] : q.implement_trait === 'sip10' ? [SIP10] : [SIP09, SIP10] };
+    case 'print_event': {
+      if (q.contains !== undefined) return { printContract: q.contract_identifier, text: { value: q.contains, start: false, end: false } };
+      if (q.matches_regex === undefined) return { printContract: q.contract_identifier };
+      // a literal, optionally anchored at the start (^) and/or the end ($), means the same in RE2 and as a text test
+      const lit = /^(\^?)([^\\.+*?()|[\]{}^$]*)(\$?)$/.exec(q.matches_regex);
+      return lit ? { printContract: q.contract_identifier, text: { value: lit[2], start: lit[1] === '^', end: lit[3] === '$' } } : undefined;
+    }
     case 'ft_event':
       return { tokenEvent: 'fungible_token_asset', assetIdentifier: q.asset_identifier, actions: q.actions };
     case 'nft_event':
@@ -131,6 +140,8 @@ export function sqlMatchOf(p: HookPredicate): HookSqlMatch | undefined {
 }
 
 const BATCH = 200;
+/** an answer slower than this (or than half the timeout) puts a hook in the slow lane */
+const SLOW_MS = 1000;
 const BACKFILL_CHUNK = 500;
 
 export class HookRunner {
@@ -147,6 +158,11 @@ export class HookRunner {
   private index = new HookIndex([]);
   private hooks = new Map<number, HookRow>();
   private readonly inflight = new Map<number, Promise<void>>();
+  /** hooks whose receiver failed or answered slowly at its last attempt, and those of them being delivered to */
+  private readonly slow = new Set<number>();
+  private readonly inflightSlow = new Set<number>();
+  private toRecord: { a: AttemptRecord; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private recording: Promise<void> | undefined;
   /** ms spent matching blocks (evaluation only), for the benchmark */
   readonly evaluation = { blocks: 0, ms: 0 };
   /**
@@ -305,8 +321,9 @@ export class HookRunner {
    * REPEATABLE READ snapshot that also fixes where in the journal it starts following (from_seq), so history and
    * the live stream meet with no gap and no duplicate. Without a start_block its history starts at the first block,
    * as Chainhook scans a predicate without one from genesis; a start_block above the tip means the live stream only.
-   * A predicate the database decides exactly (sqlMatchOf) is matched, built and written there, one statement per
-   * chunk; the others (and `inDatabase: false`, for comparison) are read and matched here, chunk by chunk.
+   * A predicate the database decides exactly (sqlMatchOf: all but print matches_regex) is matched, built and written
+   * there, one statement per chunk; the others (and `inDatabase: false`, for comparison) are read and matched here,
+   * chunk by chunk.
    */
   async backfill(hook: HookRow, opts: { inDatabase?: boolean } = {}): Promise<number> {
     const p = hook.predicate as unknown as HookPredicate;
@@ -324,14 +341,20 @@ export class HookRunner {
         if (sqlMatch) {
           // matched, built and written in one statement; a chunk with a block too large for one payload is split here
           const at = performance.now();
+          const counted = history.counts.get(hook.id) ?? 0;
+          const left = p.expire_after_occurrence === undefined ? undefined : p.expire_after_occurrence - hook.occurrences - counted;
+          if (left !== undefined && left <= 0) break;
           const r = await insertHistoryDeliveries(t, hook.id, { from, to: last }, sqlMatch, {
             decode: p.decode_clarity_values ?? false,
             contractAbi: p.include_contract_abi ?? false,
             maxBlockChars: this.opts.maxPayloadBytes - 1024,
+            maxBlocks: left,
           });
           this.history.statement += performance.now() - at;
           if (!r.oversized) {
+            history.counts.set(hook.id, counted + r.inserted);
             blocksSeen += r.blocks;
+            if (left !== undefined && r.inserted >= left) break;
             continue;
           }
         }
@@ -392,15 +415,33 @@ export class HookRunner {
 
   // ---- delivery ----------------------------------------------------------------------------------------------------
 
+  /**
+   * Two lanes of `concurrency` deliveries each: hooks whose receiver failed or answered slowly at its last attempt
+   * (this.slow) take their places in the slow lane only, so however many receivers are dead or slow, the others'
+   * deliveries never wait for a place.
+   */
   private async runDelivery(): Promise<void> {
     let pause = 250;
     while (this.running) {
       try {
         this.deliveryKicked = false;
-        const free = this.opts.concurrency - this.inflight.size;
+        const fastFree = this.opts.concurrency - (this.inflight.size - this.inflightSlow.size);
+        const slowFree = this.opts.concurrency - this.inflightSlow.size;
         let started = 0;
-        if (free > 0) {
-          for (const d of await dueDeliveries(this.sql, free, [...this.inflight.keys()])) {
+        if (fastFree > 0 || (slowFree > 0 && this.slow.size > 0)) {
+          const busy = [...this.inflight.keys()];
+          // a full lane's hooks are left out of the query, so they take no place from the other lane's
+          if (slowFree <= 0) for (const id of this.slow) if (!this.inflight.has(id)) busy.push(id);
+          const only = fastFree > 0 ? undefined : [...this.slow];
+          let fast = Math.max(0, fastFree);
+          let slow = Math.max(0, slowFree);
+          for (const d of await dueDeliveries(this.sql, fast + slow, busy, only)) {
+            const inSlowLane = this.slow.has(d.hook_id);
+            if (inSlowLane ? slow <= 0 : fast <= 0) continue;
+            if (inSlowLane) {
+              slow--;
+              this.inflightSlow.add(d.hook_id);
+            } else fast--;
             started++;
             this.inflight.set(
               d.hook_id,
@@ -408,6 +449,7 @@ export class HookRunner {
                 .catch((err: unknown) => this.log.warn({ err, delivery: d.id }, 'hooks: delivery bookkeeping failed'))
                 .finally(() => {
                   this.inflight.delete(d.hook_id);
+                  this.inflightSlow.delete(d.hook_id);
                   this.kickDelivery();
                 }),
             );
@@ -415,7 +457,7 @@ export class HookRunner {
         }
         pause = 250;
         if (!started && !this.deliveryKicked) {
-          const at = this.inflight.size < this.opts.concurrency ? await nextDueAt(this.sql) : null;
+          const at = fastFree > 0 || slowFree > 0 ? await nextDueAt(this.sql) : null;
           const wait = at ? Math.max(10, Math.min(1000, at.getTime() - Date.now())) : 1000;
           await this.sleep(wait, 'delivery');
         }
@@ -425,6 +467,37 @@ export class HookRunner {
         pause = Math.min(pause * 2, 30_000);
       }
     }
+  }
+
+  /**
+   * Records an attempt. Attempts answered at about the same time are written together, in one statement (the
+   * delivery's place stays taken until its attempt is written, so a hook's next delivery never overtakes it).
+   */
+  private record(a: AttemptRecord): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.toRecord.push({ a, resolve, reject });
+      if (!this.recording) this.recording = this.writeAttempts();
+    });
+  }
+
+  private async writeAttempts(): Promise<void> {
+    // let the answers of the same moment join
+    await new Promise((r) => setImmediate(r));
+    while (this.toRecord.length) {
+      const batch = this.toRecord.splice(0);
+      try {
+        await recordAttempts(this.sql, batch.map((b) => b.a));
+        for (const b of batch) b.resolve();
+      } catch (err) {
+        if (batch.length === 1) {
+          batch[0].reject(err);
+          continue;
+        }
+        // one at a time, so one bad row fails only its own delivery
+        for (const b of batch) await recordAttempts(this.sql, [b.a]).then(b.resolve, b.reject);
+      }
+    }
+    this.recording = undefined;
   }
 
   private async deliver(d: DueDelivery): Promise<void> {
@@ -439,6 +512,15 @@ export class HookRunner {
       }
     }
     const started = performance.now();
+    const slowAfter = Math.min(SLOW_MS, this.opts.timeoutMs / 2);
+    // still unanswered after slowAfter: the hook moves to the slow lane now, its place in the other is given back
+    const promote = setTimeout(() => {
+      if (this.inflightSlow.has(d.hook_id) || !this.inflight.has(d.hook_id)) return;
+      this.slow.add(d.hook_id);
+      this.inflightSlow.add(d.hook_id);
+      this.kickDelivery();
+    }, slowAfter);
+    promote.unref?.();
     let status: number | null = null;
     let error: string | null = null;
     if (!hostAllowed(d.url, this.opts.allowedHosts)) error = 'host not in HOOKS_ALLOWED_HOSTS';
@@ -460,10 +542,14 @@ export class HookRunner {
         error = e.name === 'TimeoutError' ? `no answer within ${this.opts.timeoutMs} ms` : e.cause?.code ?? e.cause?.message ?? e.message;
       }
     }
+    clearTimeout(promote);
     const ms = Math.round(performance.now() - started);
     const retry = Math.min(this.opts.retryMaxMs, this.opts.retryMinMs * 2 ** Math.min(30, attempt - 1));
     if (error) this.log.debug({ hook: d.uuid, delivery: d.id, attempt, error, retry_ms: retry }, 'hooks: delivery failed');
-    await recordAttempt(this.sql, { delivery_id: d.id, attempt, status_code: status, error, ms, delivered: error === null, retry_in_ms: retry });
+    // a receiver that failed or was slow waits in the slow lane until it answers quickly again
+    if (error !== null || ms > slowAfter) this.slow.add(d.hook_id);
+    else this.slow.delete(d.hook_id);
+    await this.record({ delivery_id: d.id, attempt, status_code: status, error, ms, delivered: error === null, retry_in_ms: retry });
   }
 
   private sleep(ms: number, which: 'evaluator' | 'delivery'): Promise<void> {

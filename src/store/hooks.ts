@@ -284,25 +284,32 @@ export async function loadHookBlocks(sql: Sql, hashes: string[], only?: TxKey[])
 
 /**
  * A predicate SQL can decide exactly (the same answer as src/hooks/evaluate.ts txMatches with the index in front of
- * it), for history built in the database (insertHistoryDeliveries). Predicates it cannot decide exactly (print
- * `contains` / `matches_regex`, deployments by trait) are not given one.
+ * it), for history built in the database (insertHistoryDeliveries). A predicate it cannot decide exactly (print
+ * `matches_regex` other than a literal, optionally anchored: RE2 is not PostgreSQL's regular expression engine) is
+ * not given one.
  */
 export type HookSqlMatch =
   | { txId: string }
   | { calledContract: string; method: string }
   | { deployer: string }
-  | { printContract: string }
+  /** deployments whose ABI has every function of one of these lists (non-private) */
+  | { traitFunctions: string[][] }
+  /** `text`: the printed value's Clarity text holds it (anywhere, or at its `start` and/or `end`) */
+  | { printContract: string; text?: { value: string; start: boolean; end: boolean } }
   | { tokenEvent: 'fungible_token_asset' | 'non_fungible_token_asset'; assetIdentifier: string; actions: string[] }
   | { stxActions: string[]; lock: boolean }
   | { heights: { equals?: number; higher_than?: number; lower_than?: number; between?: [number, number] } };
 
 /** The events of the tx aliased `t` (its microblock-canonical ones). */
-function sameTx(sql: Sql) {
+function sameTxOf(sql: Sql) {
   return sql`e.index_block_hash = t.index_block_hash AND e.microblock_hash = t.microblock_hash AND e.tx_id = t.tx_id AND e.microblock_canonical`;
 }
 
-function sqlMatchCondition(sql: Sql, m: HookSqlMatch) {
+function sqlMatchCondition(sql: Sql, m: HookSqlMatch, range: { from: number; to: number }) {
   const TOKEN_ACTIONS = ['transfer', 'mint', 'burn'];
+  // the events of the range's blocks only (events_block): without it the planner may hash every event of the chain
+  const sameTx = (q: Sql) => q`${sameTxOf(q)} AND e.index_block_hash = ANY(ARRAY(
+      SELECT index_block_hash FROM blocks WHERE canonical AND block_height BETWEEN ${range.from} AND ${range.to}))`;
   if ('txId' in m) return sql`t.tx_id = ${m.txId}`;
   if ('calledContract' in m) {
     return sql`t.tx_type = 'contract_call' AND t.contract_call_contract_id = ${m.calledContract}
@@ -311,9 +318,34 @@ function sqlMatchCondition(sql: Sql, m: HookSqlMatch) {
   if ('deployer' in m) {
     return sql`t.tx_type = 'smart_contract' AND t.status = 'success' ${m.deployer === '*' ? sql`` : sql`AND t.sender_address = ${m.deployer}`}`;
   }
+  if ('traitFunctions' in m) {
+    // evaluate.ts implementsTrait: the ABI's functions that are not private name every function of a list
+    const has = (names: string[]) => sql`(SELECT count(DISTINCT f ->> 'name') FROM json_array_elements(
+        CASE WHEN json_typeof(t.contract_abi -> 'functions') = 'array' THEN t.contract_abi -> 'functions' ELSE '[]'::json END) AS f
+      WHERE (f ->> 'access') IS DISTINCT FROM 'private' AND (f ->> 'name') = ANY(${names}::text[])) = ${new Set(names).size}`;
+    const [first, second] = m.traitFunctions;
+    return sql`t.tx_type = 'smart_contract' AND t.status = 'success' AND t.contract_abi IS NOT NULL
+               AND (${has(first)} ${second ? sql`OR ${has(second)}` : sql``})`;
+  }
   if ('printContract' in m) {
+    // evaluate.ts printRepr: the printed value's repr when it is a string, '' otherwise; `contains` and a literal
+    // `matches_regex` are plain text tests (strpos compares bytes of UTF-8, String.includes code units of UTF-16:
+    // the same matches)
+    const repr = sql`CASE WHEN json_typeof(json_extract_path(e.api, 'contract_log', 'value', 'repr')) = 'string'
+                          THEN json_extract_path_text(e.api, 'contract_log', 'value', 'repr') ELSE '' END`;
+    const t = m.text;
+    const text =
+      t === undefined
+        ? sql``
+        : t.start && t.end
+          ? sql`AND ${repr} = ${t.value}::text`
+          : t.start
+            ? sql`AND starts_with(${repr}, ${t.value}::text)`
+            : t.end
+              ? sql`AND right(${repr}, char_length(${t.value}::text)) = ${t.value}::text`
+              : sql`AND strpos(${repr}, ${t.value}::text) > 0`;
     return sql`EXISTS (SELECT 1 FROM events e WHERE ${sameTx(sql)} AND e.event_type = 'smart_contract_log'
-               AND ${m.printContract === '*' ? sql`e.contract_id <> ''` : sql`e.contract_id = ${m.printContract}`})`;
+               AND ${m.printContract === '*' ? sql`e.contract_id <> ''` : sql`e.contract_id = ${m.printContract}`} ${text})`;
   }
   if ('tokenEvent' in m) {
     return sql`EXISTS (SELECT 1 FROM events e WHERE ${sameTx(sql)} AND e.event_type = ${m.tokenEvent}
@@ -336,7 +368,8 @@ function sqlMatchCondition(sql: Sql, m: HookSqlMatch) {
  * one statement: per canonical block with a height in [from, to] holding a matching tx, one apply delivery whose
  * block is what src/hooks/payload.ts chainhookBlock makes of its matching txs, in chain order. Nothing is written
  * when a payload block would not fit in `maxBlockChars` (`oversized`: the caller splits that chunk itself), nor for a
- * hook deleted meanwhile. Occurrences are counted as insertDeliveries counts them. `blocks`: the canonical blocks of
+ * hook deleted meanwhile; with `maxBlocks`, only the first so many matching blocks (the occurrences left before the
+ * hook expires). Occurrences are counted as insertDeliveries counts them. `blocks`: the canonical blocks of
  * the range (evaluated).
  */
 export async function insertHistoryDeliveries(
@@ -344,91 +377,80 @@ export async function insertHistoryDeliveries(
   hookId: number,
   range: { from: number; to: number },
   m: HookSqlMatch,
-  o: { decode: boolean; contractAbi: boolean; maxBlockChars: number },
+  o: { decode: boolean; contractAbi: boolean; maxBlockChars: number; maxBlocks?: number },
 ): Promise<{ inserted: number; oversized: boolean; blocks: number }> {
-  // put together as json text (each level appended, not re-encoded as jsonb is), parsed into jsonb once when written
-  const txMetadata = (abi: boolean) => tx`json_build_object(
-    'success', t.status = 'success',
-    'raw_tx', t.raw_tx,
-    'result', ${o.decode ? tx`COALESCE(NULLIF(t.a -> 'tx_result' -> 'repr', 'null'::jsonb), to_jsonb(t.raw_result))` : tx`t.raw_result`},
-    'sender', t.sender_address,
-    'nonce', t.nonce,
-    'fee', t.fee_rate,
-    'kind', CASE WHEN t.tx_type = 'contract_call' THEN hook_tx_kind(t.tx_type, t.contract_call_contract_id, t.smart_contract_contract_id, t.a)::json
-                 WHEN t.tx_type = 'smart_contract' THEN json_build_object('type', 'ContractDeployment', 'data', json_build_object('contract_identifier', t.smart_contract_contract_id))
-                 ELSE json_build_object('type', CASE t.tx_type WHEN 'token_transfer' THEN 'NativeTokenTransfer' WHEN 'coinbase' THEN 'Coinbase'
-                   WHEN 'tenure_change' THEN 'TenureChange' WHEN 'poison_microblock' THEN 'Unsupported' ELSE t.tx_type END) END,
-    'receipt', json_build_object(
-      'mutated_contracts_radius', ev.contracts,
-      'mutated_assets_radius', ev.assets,
-      'contract_calls_stack', '[]'::json,
-      'events', ev.events),
-    'description', t.tx_type,
-    'position', json_build_object('index', t.tx_index),
-    'proof', NULL::json
-    ${abi ? tx`, 'contract_abi', t.contract_abi` : tx``})`;
+  // JSON text put together by concatenation, in payload.ts's key order (sql/functions/hooks.sql); validated once, as
+  // json, when written
+  const abi = o.contractAbi
+    ? tx`, CASE WHEN t.contract_abi IS NOT NULL AND t.contract_abi::jsonb NOT IN ('null', 'false', '0', '""')
+                THEN ',"contract_abi":' || t.contract_abi::text ELSE '' END`
+    : tx``;
+  const result = o.decode
+    ? tx`COALESCE(NULLIF(json_extract_path(t.api, 'tx_result', 'repr')::text, 'null'), to_json(t.raw_result)::text)`
+    : tx`to_json(t.raw_result)::text`;
   const [r] = await tx<{ inserted: string; oversized: boolean; blocks: string }[]>`
     WITH matched AS (
       SELECT b.index_block_hash, b.block_height, t.microblock_hash, t.tx_id, t.tx_index
       FROM blocks b JOIN txs t ON t.index_block_hash = b.index_block_hash AND t.microblock_canonical
-      WHERE b.canonical AND b.block_height BETWEEN ${range.from} AND ${range.to} AND ${sqlMatchCondition(tx, m)}
+      WHERE b.canonical AND b.block_height BETWEEN ${range.from} AND ${range.to} AND ${sqlMatchCondition(tx, m, range)}
     ),
     -- each matching tx as payload.ts chainhookTx makes it
     payload_txs AS (
-      SELECT t.index_block_hash, t.microblock_sequence, t.tx_index, json_build_object(
-        'transaction_identifier', json_build_object('hash', t.tx_id),
-        'operations', '[]'::json,
-        'metadata', ${
-          o.contractAbi
-            ? tx`CASE WHEN t.contract_abi IS NOT NULL AND t.contract_abi::jsonb NOT IN ('null', 'false', '0', '""')
-                      THEN ${txMetadata(true)} ELSE ${txMetadata(false)} END`
-            : txMetadata(false)
-        }) AS tx
-      FROM (
-        -- the tx's JSON is parsed only when read: a contract call's function and arguments, a decoded result
-        SELECT t.*, CASE WHEN t.tx_type = 'contract_call' OR ${o.decode}::boolean THEN t.api::jsonb END AS a FROM matched k
-        JOIN txs t ON t.index_block_hash = k.index_block_hash AND t.microblock_hash = k.microblock_hash AND t.tx_id = k.tx_id
-      ) t
+      SELECT t.index_block_hash, t.microblock_sequence, t.tx_index, concat(
+        '{"transaction_identifier":{"hash":', to_json(t.tx_id)::text, '},"operations":[],"metadata":{"success":',
+        CASE WHEN t.status = 'success' THEN 'true' ELSE 'false' END,
+        ',"raw_tx":', to_json(t.raw_tx)::text,
+        ',"result":', ${result},
+        ',"sender":', to_json(t.sender_address)::text,
+        ',"nonce":', t.nonce::text,
+        ',"fee":', t.fee_rate::text,
+        ',"kind":', hook_tx_kind_text(t.tx_type, t.contract_call_contract_id, t.smart_contract_contract_id, t.api),
+        ',"receipt":{"mutated_contracts_radius":', ev.contracts,
+        ',"mutated_assets_radius":', ev.assets,
+        ',"contract_calls_stack":[],"events":', ev.events,
+        '},"description":', to_json(t.tx_type)::text,
+        ',"position":{"index":', t.tx_index::text, '},"proof":null'
+        ${abi}, '}}') AS tx
+      FROM matched k
+      JOIN txs t ON t.index_block_hash = k.index_block_hash AND t.microblock_hash = k.microblock_hash AND t.tx_id = k.tx_id
       CROSS JOIN LATERAL (
-        SELECT ev0.events,
+        SELECT '[' || COALESCE(ev0.events, '') || ']' AS events,
           -- the contracts and assets the events name, each once, in the order they first appear
           COALESCE((SELECT json_agg(u.c ORDER BY u.i) FROM (
-                      SELECT c, min(i) AS i FROM unnest(ev0.cs) WITH ORDINALITY AS x(c, i) GROUP BY c) u), '[]'::json) AS contracts,
+                      SELECT c, min(i) AS i FROM unnest(ev0.cs) WITH ORDINALITY AS x(c, i) GROUP BY c) u)::text, '[]') AS contracts,
           COALESCE((SELECT json_agg(u.c ORDER BY u.i) FROM (
-                      SELECT c, min(i) AS i FROM unnest(ev0.ass) WITH ORDINALITY AS x(c, i) GROUP BY c) u), '[]'::json) AS assets
+                      SELECT c, min(i) AS i FROM unnest(ev0.ass) WITH ORDINALITY AS x(c, i) GROUP BY c) u)::text, '[]') AS assets
         FROM (
           SELECT
-            COALESCE(json_agg(hook_event_payload(e.event_index, e.event_type, e.asset_event_type, e.asset_identifier, e.contract_id, e.topic,
-                                e.sender, e.recipient, e.amount, e.value_hex, e.locked_address, e.unlock_height, e.a, ${o.decode}::boolean)
-                              ORDER BY e.event_index), '[]'::json) AS events,
+            string_agg(hook_event_text(e.event_index, e.event_type, e.asset_event_type, e.asset_identifier, e.contract_id, e.topic,
+                         e.sender, e.recipient, e.amount, e.value_hex, e.locked_address, e.unlock_height, e.api, ${o.decode}::boolean),
+                       ',' ORDER BY e.event_index) AS events,
             array_agg(e.contract_id ORDER BY e.event_index) FILTER (WHERE e.contract_id <> '') AS cs,
             array_agg(e.asset_identifier ORDER BY e.event_index) FILTER (WHERE e.asset_identifier <> '') AS ass
-          -- an event's JSON is parsed only when the payload reads it
-          FROM (SELECT e.*, CASE WHEN e.event_type IN ('stx_lock', 'fungible_token_asset') THEN NULL ELSE e.api::jsonb END AS a
-                FROM events e WHERE ${sameTx(tx)}) e
+          FROM events e WHERE ${sameTxOf(tx)}
         ) ev0
       ) ev
     ),
     -- each block with its matching txs as payload.ts chainhookBlock makes it
     built AS MATERIALIZED (
-      SELECT b.index_block_hash, b.block_height, json_build_object(
-        'block_identifier', jsonb_build_object('index', b.block_height, 'hash', b.index_block_hash),
-        'parent_block_identifier', jsonb_build_object('index', GREATEST(0, b.block_height - 1), 'hash', b.parent_index_block_hash),
-        'timestamp', b.block_time,
-        'transactions', p.txs,
-        'metadata', jsonb_build_object(
-          'bitcoin_anchor_block_identifier', jsonb_build_object('index', b.burn_block_height, 'hash', b.burn_block_hash),
-          'stacks_block_hash', b.block_hash,
-          'block_time', b.block_time)) AS block
-      FROM (SELECT index_block_hash, json_agg(tx ORDER BY microblock_sequence, tx_index) AS txs FROM payload_txs GROUP BY index_block_hash) p
+      SELECT b.index_block_hash, b.block_height, concat(
+        '{"block_identifier":{"index":', b.block_height::text, ',"hash":', to_json(b.index_block_hash)::text,
+        '},"parent_block_identifier":{"index":', GREATEST(0, b.block_height - 1)::text, ',"hash":', to_json(b.parent_index_block_hash)::text,
+        '},"timestamp":', b.block_time::text,
+        ',"transactions":[', p.txs,
+        '],"metadata":{"bitcoin_anchor_block_identifier":{"index":', b.burn_block_height::text, ',"hash":', to_json(b.burn_block_hash)::text,
+        '},"stacks_block_hash":', to_json(b.block_hash)::text,
+        ',"block_time":', b.block_time::text, '}}') AS block
+      FROM (SELECT index_block_hash, string_agg(tx, ',' ORDER BY microblock_sequence, tx_index) AS txs FROM payload_txs GROUP BY index_block_hash) p
       JOIN blocks b ON b.index_block_hash = p.index_block_hash
     ),
-    over AS (SELECT EXISTS (SELECT 1 FROM built WHERE octet_length(block::text) > ${o.maxBlockChars}) AS oversized),
+    over AS (SELECT EXISTS (SELECT 1 FROM built WHERE octet_length(block) > ${o.maxBlockChars}) AS oversized),
     ins AS (
       INSERT INTO hook_deliveries (hook_id, action, index_block_hash, block_height, block)
-      SELECT ${hookId}, 'apply', index_block_hash, block_height, block::jsonb FROM built
+      SELECT ${hookId}, 'apply', index_block_hash, block_height, block::json FROM built
       WHERE NOT (SELECT oversized FROM over) AND EXISTS (SELECT 1 FROM hooks WHERE id = ${hookId}) -- a hook deleted meanwhile gets nothing
       ORDER BY block_height
+      LIMIT ${o.maxBlocks ?? null}
       RETURNING 1
     )
     SELECT (SELECT count(*) FROM ins) AS inserted, (SELECT oversized FROM over) AS oversized,
@@ -453,7 +475,7 @@ export async function insertDeliveries(tx: Sql, deliveries: NewDelivery[]): Prom
     const part = deliveries.slice(i, i + 1000);
     await tx`
       INSERT INTO hook_deliveries (hook_id, action, index_block_hash, block_height, block)
-      SELECT u.hook_id, u.action, u.h, u.height, u.block::jsonb
+      SELECT u.hook_id, u.action, u.h, u.height, u.block::json
       FROM unnest(${part.map((d) => d.hook_id)}::bigint[], ${part.map((d) => d.action)}::text[],
                   ${part.map((d) => d.index_block_hash)}::text[], ${part.map((d) => d.block_height)}::bigint[],
                   ${part.map((d) => JSON.stringify(d.block))}::text[]) WITH ORDINALITY AS u(hook_id, action, h, height, block, ord)
@@ -506,11 +528,12 @@ export interface DueDelivery {
 }
 
 /**
- * Per hook that is not paused, its oldest pending delivery when it is due; hooks in `busy` are left out. The heads
+ * Per hook that is not paused, its oldest pending delivery when it is due; hooks in `busy` are left out (with `only`,
+ * only those hooks are asked). The heads
  * are found by skipping through the pending index from hook to hook (one probe per hook with something pending), not
  * by asking every registered hook: the delivery loop runs this after each answer, with thousands of hooks idle.
  */
-export async function dueDeliveries(sql: Sql, limit: number, busy: number[]): Promise<DueDelivery[]> {
+export async function dueDeliveries(sql: Sql, limit: number, busy: number[], only?: number[]): Promise<DueDelivery[]> {
   const rows = await sql<Record<string, unknown>[]>`
     WITH RECURSIVE heads AS (
       (SELECT hook_id, id FROM hook_deliveries WHERE status = 'pending' ORDER BY hook_id, id LIMIT 1)
@@ -525,6 +548,7 @@ export async function dueDeliveries(sql: Sql, limit: number, busy: number[]): Pr
     JOIN hook_deliveries d ON d.id = heads.id
     JOIN hooks h ON h.id = heads.hook_id
     WHERE h.status <> 'paused' AND d.next_attempt_at <= now() AND NOT (heads.hook_id = ANY(${busy}::bigint[]))
+      ${only ? sql`AND heads.hook_id = ANY(${only}::bigint[])` : sql``}
     ORDER BY d.next_attempt_at, d.id
     LIMIT ${limit}`;
   return rows.map((r) => ({ ...(r as unknown as DueDelivery), id: Number(r.id), hook_id: Number(r.hook_id) }));
@@ -538,24 +562,44 @@ export async function nextDueAt(sql: Sql): Promise<Date | null> {
   return r.at;
 }
 
-export async function recordAttempt(
-  sql: Sql,
-  a: { delivery_id: number; attempt: number; status_code: number | null; error: string | null; ms: number; delivered: boolean; retry_in_ms: number },
-): Promise<void> {
-  await sql.begin(async (tx) => {
-    const t = tx as unknown as Sql;
-    await t`
+export interface AttemptRecord {
+  delivery_id: number;
+  attempt: number;
+  status_code: number | null;
+  error: string | null;
+  ms: number;
+  delivered: boolean;
+  retry_in_ms: number;
+}
+
+/**
+ * Records the attempts answered since the last call, in one statement: each attempt's row, and its delivery marked
+ * delivered or given its next attempt time. A delivery deleted meanwhile (its hook removed) is skipped.
+ */
+export async function recordAttempts(sql: Sql, attempts: AttemptRecord[]): Promise<void> {
+  if (!attempts.length) return;
+  await sql`
+    WITH a AS (
+      -- (postgres.js sends no boolean arrays: delivered is 1 or 0)
+      SELECT u.delivery_id, u.attempt, u.status_code, u.error, u.ms, u.delivered = 1 AS delivered, u.retry_in_ms
+      FROM unnest(${attempts.map((a) => a.delivery_id)}::bigint[], ${attempts.map((a) => a.attempt)}::int[],
+                  ${attempts.map((a) => a.status_code)}::int[], ${attempts.map((a) => a.error)}::text[],
+                  ${attempts.map((a) => a.ms)}::int[], ${attempts.map((a) => (a.delivered ? 1 : 0))}::int[],
+                  ${attempts.map((a) => a.retry_in_ms)}::bigint[])
+        AS u(delivery_id, attempt, status_code, error, ms, delivered, retry_in_ms)
+      JOIN hook_deliveries d ON d.id = u.delivery_id
+    ),
+    tried AS (
       INSERT INTO hook_attempts (delivery_id, attempt, status_code, error, ms)
-      VALUES (${a.delivery_id}, ${a.attempt}, ${a.status_code}, ${a.error}, ${a.ms})
-      ON CONFLICT DO NOTHING`;
-    if (a.delivered) {
-      await t`UPDATE hook_deliveries SET status = 'delivered', attempts = ${a.attempt}, delivered_at = now() WHERE id = ${a.delivery_id}`;
-    } else {
-      await t`
-        UPDATE hook_deliveries SET attempts = ${a.attempt}, next_attempt_at = now() + ${a.retry_in_ms} * interval '1 millisecond'
-        WHERE id = ${a.delivery_id}`;
-    }
-  });
+      SELECT delivery_id, attempt, status_code, error, ms FROM a
+      ON CONFLICT DO NOTHING
+    )
+    UPDATE hook_deliveries d SET
+      attempts = a.attempt,
+      status = CASE WHEN a.delivered THEN 'delivered' ELSE d.status END,
+      delivered_at = CASE WHEN a.delivered THEN now() ELSE d.delivered_at END,
+      next_attempt_at = CASE WHEN a.delivered THEN d.next_attempt_at ELSE now() + a.retry_in_ms * interval '1 millisecond' END
+    FROM a WHERE d.id = a.delivery_id`;
 }
 
 // ---- the management API ------------------------------------------------------------------------------------------
