@@ -7,6 +7,7 @@ import { startTestService, type TestService } from './helpers/service.js';
 import { z } from 'zod';
 import { parseInput } from '../src/api/endpoint.js';
 import { HeightOrHash, blockRef } from '../src/api/schemas/params.js';
+import { get } from './helpers/http.js';
 
 /** The router's validation of the v2 block path parameter, as a function (throws the 400 message). */
 function parseHeightOrHash(raw: string) {
@@ -16,12 +17,6 @@ function parseHeightOrHash(raw: string) {
 }
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-async function get(svc: TestService, path: string): Promise<{ status: number; body: Json; location: string | null }> {
-  const res = await fetch(svc.api + path, { redirect: 'manual' });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null, location: res.headers.get('location') };
-}
 
 describe('parseHeightOrHash', () => {
   it('accepts latest, hashes in any case with or without 0x, and coerced integers', () => {

@@ -23,15 +23,10 @@ import { codec } from '../src/chain/native.js';
 import { recordingSocket, rpcClient } from './helpers/push-clients.js';
 import { sqlDir } from '../src/store/migrate.js';
 import type { Sql } from '../src/store/sql.js';
+import { get } from './helpers/http.js';
 
 const BNS = 'ST000000000000000000002AMW42H.bns';
 const hex = (cv: ClarityValue) => '0x' + serializeCV(cv);
-
-async function get(svc: TestService, p: string): Promise<{ status: number; body: unknown; location: string | null }> {
-  const res = await fetch(svc.api + p, { redirect: 'manual' });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null, location: res.headers.get('location') };
-}
 
 async function post(svc: TestService, p: string, body: string): Promise<number> {
   const res = await fetch(svc.observer + p, { method: 'POST', headers: { 'content-type': 'application/json' }, body });

@@ -9,6 +9,7 @@ import { applied, testPipeline } from './helpers/pipeline.js';
 import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
 import { startTestService, type TestService, settled } from './helpers/service.js';
+import { get } from './helpers/http.js';
 import { createLogger } from '../src/logger.js';
 import { migrate } from '../src/store/migrate.js';
 import { unlockedSupply } from '../src/store/supply.js';
@@ -16,6 +17,9 @@ import { ChainGenerator } from '../load/generator/index.js';
 import type { Sql } from '../src/store/sql.js';
 
 const log = createLogger('silent');
+
+/** A list answer ({ total, results }), read item by item. */
+type ListPage = { total: number; results: Record<string, any>[] }; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** The reference's supply query: canonical mints − burns up to h, plus coinbases matured up to `mature`. */
 async function summedSupply(sql: Sql, h: number, mature: number): Promise<bigint> {
@@ -112,11 +116,6 @@ describe('maintained explorer figures', () => {
 
 describe('GET /extended/v1/tx on a generated chain', () => {
   let svc: TestService;
-  const get = async (path: string) => {
-    const res = await fetch(svc.api + path);
-    return { status: res.status, body: (await res.json()) as { total: number; results: Record<string, any>[] } & Record<string, unknown> };
-  };
-
   beforeAll(async () => {
     svc = await startTestService();
   }, 300_000);
@@ -153,13 +152,13 @@ describe('GET /extended/v1/tx on a generated chain', () => {
                 AND (index_block_hash <> '' OR (${unanchored} AND block_height <= ${tip.h + 1}))
                 AND (${s} = '' OR sender_address = ${s})`;
             const q = `/extended/v1/tx?type=token_transfer,contract_call&unanchored=${unanchored}${s ? `&from_address=${s}` : ''}`;
-            expect((await get(q)).body.total, `${m.path} ${q}`).toBe(want.n);
+            expect((await get<ListPage>(svc, q)).body.total, `${m.path} ${q}`).toBe(want.n);
           }
         }
       }
       if (m.path !== '/new_block') continue;
       await settled(svc.observer);
-      const page = (await get('/extended/v1/tx')).body.results.map((t) => t.tx_id as string);
+      const page = (await get<ListPage>(svc, '/extended/v1/tx')).body.results.map((t) => t.tx_id as string);
       const want = (await canonical('block_height DESC, microblock_sequence DESC, tx_index DESC')).slice(0, 20).map((t) => t.tx_id);
       expect(page).toEqual(want);
       const now = new Set(page);
@@ -182,19 +181,19 @@ describe('GET /extended/v1/tx on a generated chain', () => {
     const all = await canonical('block_height DESC, microblock_sequence DESC, tx_index DESC');
     const seen: string[] = [];
     for (let offset = 0; offset < all.length; offset += 50) {
-      const { body } = await get(`/extended/v1/tx?limit=50&offset=${offset}`);
+      const { body } = await get<ListPage>(svc, `/extended/v1/tx?limit=50&offset=${offset}`);
       seen.push(...body.results.map((t) => t.tx_id as string));
     }
     expect(seen).toEqual(all.map((t) => t.tx_id));
-    const asc = await get(`/extended/v1/tx?limit=50&order=asc`);
+    const asc = await get<ListPage>(svc, `/extended/v1/tx?limit=50&order=asc`);
     expect(asc.body.results.map((t) => t.tx_id)).toEqual([...all].reverse().slice(0, 50).map((t) => t.tx_id));
   });
 
   it('sorts by fee and burn block time with the height tie-breakers', async () => {
     const byFee = await canonical('fee_rate DESC, block_height DESC, microblock_sequence DESC, tx_index DESC');
-    expect((await get('/extended/v1/tx?sort_by=fee&limit=30')).body.results.map((t) => t.tx_id)).toEqual(byFee.slice(0, 30).map((t) => t.tx_id));
+    expect((await get<ListPage>(svc, '/extended/v1/tx?sort_by=fee&limit=30')).body.results.map((t) => t.tx_id)).toEqual(byFee.slice(0, 30).map((t) => t.tx_id));
     const byTime = await canonical('burn_block_time ASC, block_height ASC, microblock_sequence ASC, tx_index ASC');
-    expect((await get('/extended/v1/tx?sort_by=burn_block_time&order=asc&limit=30')).body.results.map((t) => t.tx_id)).toEqual(
+    expect((await get<ListPage>(svc, '/extended/v1/tx?sort_by=burn_block_time&order=asc&limit=30')).body.results.map((t) => t.tx_id)).toEqual(
       byTime.slice(0, 30).map((t) => t.tx_id),
     );
   });
@@ -203,7 +202,7 @@ describe('GET /extended/v1/tx on a generated chain', () => {
     const all = await canonical('block_height DESC, microblock_sequence DESC, tx_index DESC');
     const check = async (query: string, keep: (t: (typeof all)[number]) => boolean) => {
       const want = all.filter(keep);
-      const { status, body } = await get(`/extended/v1/tx?limit=50&${query}`);
+      const { status, body } = await get<ListPage>(svc, `/extended/v1/tx?limit=50&${query}`);
       expect(status, query).toBe(200);
       expect(body.total, query).toBe(want.length);
       expect(body.results.map((t) => t.tx_id), query).toEqual(want.slice(0, 50).map((t) => t.tx_id));
@@ -227,18 +226,18 @@ describe('GET /extended/v1/tx on a generated chain', () => {
     await check(`start_time=${mid}`, (t) => t.burn_block_time >= mid);
     await check(`end_time=${mid}&type=coinbase`, (t) => t.burn_block_time <= mid && t.tx_type === 'coinbase');
     // 0 filters nothing, as in the reference
-    expect((await get('/extended/v1/tx?nonce=0')).body.total).toBe((await get('/extended/v1/tx')).body.total);
+    expect((await get<ListPage>(svc, '/extended/v1/tx?nonce=0')).body.total).toBe((await get(svc, '/extended/v1/tx')).body.total);
   });
 
   it('rejects malformed filters with a 400', async () => {
     for (const q of ['type=foo', 'from_address=notanaddress', 'to_address=x', 'contract_id=zz', 'nonce=-1', 'sort_by=x', 'order=up', 'limit=51', 'start_time=abc']) {
-      expect((await get(`/extended/v1/tx?${q}`)).status, q).toBe(400);
+      expect((await get<ListPage>(svc, `/extended/v1/tx?${q}`)).status, q).toBe(400);
     }
   });
 
   it('unanchored adds the unconfirmed microblock txs on top', async () => {
-    const anchored = await get('/extended/v1/tx?limit=50');
-    const withStream = await get('/extended/v1/tx?limit=50&unanchored=true');
+    const anchored = await get<ListPage>(svc, '/extended/v1/tx?limit=50');
+    const withStream = await get<ListPage>(svc, '/extended/v1/tx?limit=50&unanchored=true');
     const [n] = await svc.db.sql<{ n: number }[]>`
       SELECT count(*)::int AS n FROM txs WHERE index_block_hash = '' AND canonical AND microblock_canonical`;
     expect(withStream.body.total).toBe(anchored.body.total + n.n);
@@ -278,13 +277,13 @@ describe('GET /extended/v1/tx on a generated chain', () => {
   });
 
   it('microblocks: the list pages txs (limit counts txs) and each microblock lists its canonical txs', async () => {
-    const all = (await get('/extended/v1/microblock?limit=200')).body.results as unknown as { microblock_hash: string; txs: string[] }[];
+    const all = (await get<ListPage>(svc, '/extended/v1/microblock?limit=200')).body.results as unknown as { microblock_hash: string; txs: string[] }[];
     expect(all.length).toBeGreaterThan(0);
     const txCount = all.reduce((n, m) => n + m.txs.length, 0);
-    const one = (await get('/extended/v1/microblock?limit=1')).body.results as unknown as { txs: string[] }[];
+    const one = (await get<ListPage>(svc, '/extended/v1/microblock?limit=1')).body.results as unknown as { txs: string[] }[];
     expect(one).toHaveLength(1);
     expect(one[0].txs).toHaveLength(1);
-    const firstTxs = (await get(`/extended/v1/microblock?limit=${txCount}`)).body.results as unknown as { txs: string[] }[];
+    const firstTxs = (await get<ListPage>(svc, `/extended/v1/microblock?limit=${txCount}`)).body.results as unknown as { txs: string[] }[];
     expect(firstTxs.reduce((n, m) => n + m.txs.length, 0)).toBe(txCount);
     const m = all[0];
     const single = await fetch(`${svc.api}/extended/v1/microblock/${m.microblock_hash.toUpperCase().replace('0X', '0x')}`);

@@ -10,14 +10,9 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFixture } from './helpers/fixtures.js';
 import { startTestService, type TestService, settled } from './helpers/service.js';
 import { sqlDir } from '../src/store/migrate.js';
+import { get } from './helpers/http.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-async function get(svc: TestService, p: string): Promise<{ status: number; body: Json }> {
-  const res = await fetch(svc.api + p, { redirect: 'manual' });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
 
 const lines = readFixture('fuzzed-transactions-1');
 const blockMsgs: Json[] = lines.filter((l) => l.path === '/new_block').map((l) => JSON.parse(l.body));

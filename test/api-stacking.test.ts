@@ -20,16 +20,11 @@ import { codec } from '../src/chain/native.js';
 import { isValidBitcoinAddress, poxAddressToBtc, stacksToBtcAddress } from '../src/chain/btc-address.js';
 import { stackedPercent } from '../src/views/pox.js';
 import type { Sql } from '../src/store/sql.js';
+import { get } from './helpers/http.js';
 
 const log = createLogger('silent');
 const hex32 = () => '0x' + randomBytes(32).toString('hex');
 const testnetAddress = () => codec.stacksAddressFromParts(26, randomBytes(20));
-
-async function get(base: string, p: string): Promise<{ status: number; body: any }> {
-  const res = await fetch(base + p);
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
 
 describe('address helpers', () => {
   it('validates BTC addresses as bitcoinjs does and encodes PoX addresses on both networks', () => {

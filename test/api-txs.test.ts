@@ -5,15 +5,10 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFixture, type FixtureLine } from './helpers/fixtures.js';
 import { startTestService, replay, type TestService, settled } from './helpers/service.js';
+import { get } from './helpers/http.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- loosely typed JSON answers
 type Json = Record<string, any>;
-
-async function get(svc: TestService, path: string): Promise<{ status: number; body: Json; location: string | null }> {
-  const res = await fetch(svc.api + path, { redirect: 'manual' });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null, location: res.headers.get('location') };
-}
 
 async function mempoolIds(svc: TestService, query = ''): Promise<string[]> {
   const r = await get(svc, `/extended/v1/tx/mempool?limit=50${query}`);

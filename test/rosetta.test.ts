@@ -22,6 +22,7 @@ import {
   randomPrivateKey,
   TransactionSigner,
 } from '@stacks/transactions';
+import { getOk } from './helpers/http.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- loosely typed JSON answers
 type Json = Record<string, any>;
@@ -277,12 +278,6 @@ async function reconcileAll(svc: TestService, network: { blockchain: string; net
 
 const reconcile = async (svc: TestService, network: { blockchain: string; network: string }) => (await reconcileAll(svc, network)).mismatches;
 
-async function get(svc: TestService, path: string): Promise<Json> {
-  const res = await fetch(svc.api + path);
-  expect(res.status).toBe(200);
-  return (await res.json()) as Json;
-}
-
 for (const scenario of [
   { name: 'mocknet', chainId: 'testnet' },
   { name: 'regtest-env-pox-4-stack-stx-in-reward-phase-S1', chainId: 'testnet' },
@@ -381,7 +376,7 @@ for (const scenario of [
         const { block } = (await post(svc, '/rosetta/v1/block', { network_identifier: network, block_identifier: { index: h } })).body;
         for (const t of block.transactions as Json[]) {
           const id = t.transaction_identifier.hash as string;
-          const ext = await get(svc, `/extended/v1/tx/${id}`);
+          const ext = await getOk(svc, `/extended/v1/tx/${id}`);
           const ops = t.operations as Json[];
           const sum = (type: string, sign: 1 | -1) =>
             ops.filter((o) => o.type === type && o.amount?.currency.symbol === 'STX' && Math.sign(Number(o.amount.value)) === sign).reduce((a, o) => a + BigInt(o.amount.value), 0n);
@@ -439,7 +434,7 @@ for (const scenario of [
         expect([c.tx_id, r.status, r.body.code]).toEqual([c.tx_id, 400, 612]);
       }
       const ids = (await post(svc, '/rosetta/v1/mempool', { network_identifier: network })).body.transaction_identifiers.map((t: Json) => t.hash);
-      const ext = await get(svc, '/extended/v1/tx/mempool?limit=50');
+      const ext = await getOk(svc, '/extended/v1/tx/mempool?limit=50');
       expect(ext.total).toBeLessThanOrEqual(50);
       expect([...ids].sort()).toEqual((ext.results as Json[]).map((t) => t.tx_id).sort());
     });
