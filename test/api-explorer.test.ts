@@ -5,9 +5,9 @@
  * orders and paging against the canonical rows; a reorg changes the recent list.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applied, testPipeline } from './helpers/pipeline.js';
-import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
-import { fixtureNames, readFixture } from './helpers/fixtures.js';
+import { checkOnFixture, checkOnGeneratedChain, type DerivedTable } from './helpers/derived.js';
+import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { fixtureNames } from './helpers/fixtures.js';
 import { startTestService, type TestService, settled } from './helpers/service.js';
 import { get } from './helpers/http.js';
 import { createLogger } from '../src/logger.js';
@@ -39,22 +39,28 @@ async function tipHeight(sql: Sql): Promise<number> {
   return t.h ?? 0;
 }
 
-/** Maintained supply at every height (and unanchored) equals the summed one; the tx total equals the blocks' sum. */
-async function expectMaintainedEqualsSummed(sql: Sql, label: string) {
-  const tip = await tipHeight(sql);
-  for (let h = 0; h <= tip + 1; h++) {
-    expect((await unlockedSupply(sql, { height: h, unanchored: false })).unlocked, `${label}: supply at ${h}`).toBe(
-      await summedSupply(sql, h, h),
-    );
-  }
-  expect((await unlockedSupply(sql, { unanchored: true })).unlocked, `${label}: unanchored supply`).toBe(
-    await summedSupply(sql, tip + 1, tip),
-  );
-  const [t] = await sql<{ kept: string; summed: string }[]>`
-    SELECT (SELECT n FROM tx_list_total)::text AS kept,
-      (SELECT COALESCE(sum(tx_count), 0) FROM blocks WHERE canonical)::text AS summed`;
-  expect(t.kept, `${label}: tx total`).toBe(t.summed);
-}
+/** The supply at every height (and unanchored) and the tx total: as maintained, and summed from the history. */
+const explorerFigures: DerivedTable<Record<string, bigint | string>> = {
+  name: 'stx_supply, tx_list_total',
+  read: async (sql) => {
+    const tip = await tipHeight(sql);
+    const out: Record<string, bigint | string> = {};
+    for (let h = 0; h <= tip + 1; h++) out[`supply at ${h}`] = (await unlockedSupply(sql, { height: h, unanchored: false })).unlocked;
+    out['unanchored supply'] = (await unlockedSupply(sql, { unanchored: true })).unlocked;
+    const [t] = await sql<{ n: string }[]>`SELECT n::text FROM tx_list_total`;
+    out['tx total'] = t.n;
+    return out;
+  },
+  recompute: async (sql) => {
+    const tip = await tipHeight(sql);
+    const out: Record<string, bigint | string> = {};
+    for (let h = 0; h <= tip + 1; h++) out[`supply at ${h}`] = await summedSupply(sql, h, h);
+    out['unanchored supply'] = await summedSupply(sql, tip + 1, tip);
+    const [t] = await sql<{ n: string }[]>`SELECT COALESCE(sum(tx_count), 0)::text AS n FROM blocks WHERE canonical`;
+    out['tx total'] = t.n;
+    return out;
+  },
+};
 
 describe('maintained explorer figures', () => {
   let db: TestDatabase;
@@ -64,10 +70,6 @@ describe('maintained explorer figures', () => {
   afterAll(async () => {
     await db?.drop();
   });
-
-  async function reset() {
-    await emptyChainTables(db.sql);
-  }
 
   /** Drops the maintained rows and runs the migrations again: their backfills rebuild them from what is stored. */
   async function backfilled(): Promise<{ supply: unknown[]; total: unknown[]; micro: unknown[] }> {
@@ -86,29 +88,13 @@ describe('maintained explorer figures', () => {
 
   for (const name of fixtureNames()) {
     it(`${name}: supply and tx total equal the summed figures, after a replay, a re-delivery and a backfill`, async () => {
-      await reset();
-      const pipeline = testPipeline(db.sql, log);
-      const lines = readFixture(name);
-      for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
-      await expectMaintainedEqualsSummed(db.sql, name);
-      for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
-      await expectMaintainedEqualsSummed(db.sql, `${name} (again)`);
+      await checkOnFixture(db.sql, log, name, explorerFigures);
       await backfilled();
     });
   }
 
   it('a generated chain with forks and microblock streams: equal after every block, and backfilled alike', async () => {
-    await reset();
-    const pipeline = testPipeline(db.sql, log);
-    const gen = new ChainGenerator({ blocks: 30, txsPerBlock: 5, seed: 'explorer', forks: true, forkEvery: 6, forkDepth: 2, microblockEvery: 3 });
-    let blocks = 0;
-    for await (const m of gen.messages()) {
-      expect((await applied(pipeline, m.path, m.body)).status).toBe(200);
-      if (m.path !== '/new_block') continue;
-      blocks++;
-      await expectMaintainedEqualsSummed(db.sql, `after block message ${blocks}`);
-    }
-    expect(gen.summary().orphanedBlocks).toBeGreaterThan(0);
+    await checkOnGeneratedChain(db.sql, log, { blocks: 30, txsPerBlock: 5, seed: 'explorer', forks: true, forkEvery: 6, forkDepth: 2, microblockEvery: 3 }, explorerFigures);
     const { supply } = await backfilled();
     expect(supply.length).toBeGreaterThan(20);
   });
