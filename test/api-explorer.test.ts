@@ -264,7 +264,17 @@ describe('GET /extended/v1/tx on a generated chain', () => {
 
   it('microblocks: the list pages txs (limit counts txs) and each microblock lists its canonical txs', async () => {
     const all = (await get<ListPage>(svc, '/extended/v1/microblock?limit=200')).body.results as unknown as { microblock_hash: string; txs: string[] }[];
-    expect(all.length).toBeGreaterThan(0);
+    // the same page from the txs table: the newest 200 canonical microblock txs, grouped by microblock in list order
+    const rows = await svc.db.sql<{ microblock_hash: string; tx_id: string }[]>`
+      SELECT microblock_hash, tx_id FROM txs WHERE microblock_hash <> '' AND canonical AND microblock_canonical
+      ORDER BY block_height DESC, microblock_sequence DESC, tx_index DESC LIMIT 200`;
+    const want: { microblock_hash: string; txs: string[] }[] = [];
+    for (const r of rows) {
+      if (want.at(-1)?.microblock_hash !== r.microblock_hash) want.push({ microblock_hash: r.microblock_hash, txs: [] });
+      want.at(-1)!.txs.push(r.tx_id);
+    }
+    expect(want.length).toBeGreaterThan(1);
+    expect(all.map((m) => ({ microblock_hash: m.microblock_hash, txs: m.txs }))).toEqual(want);
     const txCount = all.reduce((n, m) => n + m.txs.length, 0);
     const one = (await get<ListPage>(svc, '/extended/v1/microblock?limit=1')).body.results as unknown as { txs: string[] }[];
     expect(one).toHaveLength(1);

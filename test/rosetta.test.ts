@@ -817,7 +817,14 @@ describe('rosetta on a generated chain with forks and microblocks', () => {
       expect(byHash.body.block.transactions).toEqual([]);
       const byHeight = await post(svc, '/rosetta/v1/block', { network_identifier: network, block_identifier: { index: o.block_height } });
       expect(byHeight.body.block.block_identifier.hash).not.toBe(o.block_hash);
-      expect(byHeight.body.block.transactions.length).toBeGreaterThan(0);
+      // the canonical block of that height, with its transactions
+      const [c] = await svc.db.sql<{ block_hash: string; index_block_hash: string }[]>`
+        SELECT block_hash, index_block_hash FROM blocks WHERE canonical AND block_height = ${o.block_height}`;
+      expect(byHeight.body.block.block_identifier).toEqual({ index: o.block_height, hash: c.block_hash });
+      const txIds = await svc.db.sql<{ tx_id: string }[]>`
+        SELECT tx_id FROM txs WHERE index_block_hash = ${c.index_block_hash} AND canonical AND microblock_canonical ORDER BY tx_id`;
+      expect(txIds.length).toBeGreaterThan(0);
+      expect((byHeight.body.block.transactions as Json[]).map((t) => t.transaction_identifier.hash).sort()).toEqual(txIds.map((t) => t.tx_id));
     }
   });
 });
