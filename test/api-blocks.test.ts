@@ -208,6 +208,12 @@ describe('blocks API across a reorg', () => {
       expect(single.microblocks_accepted).toEqual([...b.microblocks_accepted].reverse());
       const total = Object.values(single.microblock_tx_count as Record<string, number>).reduce((a, n) => a + n, 0);
       expect(total).toBeGreaterThan(0);
+      // each accepted microblock's count is the number of its canonical txs
+      for (const [hash, n] of Object.entries(single.microblock_tx_count as Record<string, number>)) {
+        const [c] = await svc.db.sql<{ n: number }[]>`
+          SELECT count(*)::int AS n FROM txs WHERE microblock_hash = ${hash} AND canonical AND microblock_canonical`;
+        expect(n, hash).toBe(c.n);
+      }
     }
   });
 });

@@ -327,7 +327,7 @@ describe('BNS on a generated chain with forks', () => {
     const socket = await recordingSocket(svc.api, { rooms: ['bns-name:alice.pulse', 'bns-name:ghost.pulse', 'bns-name:erin.btc'] });
     const rpc = await rpcClient(svc.api.replace('http', 'ws') + '/extended/v1/ws');
     expect((await rpc.call('subscribe', { event: 'bns_name_update', name: 'alice.pulse' })).error).toBeUndefined();
-    expect((await rpc.call('subscribe', { event: 'bns_name_update', name: 'not a name' })).error).toBeDefined();
+    expect((await rpc.call('subscribe', { event: 'bns_name_update', name: 'not a name' })).error).toEqual({ code: -32602, message: 'Invalid params', data: 'invalid name' });
     pushed = { socket, rpc };
     let ghostSeen = false;
     for (const m of messages) {

@@ -242,10 +242,7 @@ describe('GET /extended/v1/tx on a generated chain', () => {
     const [contract] = await sql<{ id: string }[]>`
       SELECT smart_contract_contract_id AS id FROM txs WHERE smart_contract_contract_id IS NOT NULL AND canonical LIMIT 1`;
     const [sender] = await sql<{ a: string }[]>`SELECT sender_address AS a FROM txs LIMIT 1`;
-    const search = async (term: string, query = '') => {
-      const res = await fetch(`${svc.api}/extended/v1/search/${encodeURIComponent(term)}${query}`);
-      return { status: res.status, body: (await res.json()) as { found: boolean; result: Record<string, any> } };
-    };
+    const search = (term: string, query = '') => get<{ found: boolean; result: Record<string, any> }>(svc, `/extended/v1/search/${encodeURIComponent(term)}${query}`); // eslint-disable-line @typescript-eslint/no-explicit-any
     expect((await search(tx.tx_id)).body.result.entity_type).toBe('tx_id');
     const withMeta = await search(tx.tx_id.slice(2).toUpperCase(), '?include_metadata=true');
     expect(withMeta.body.result.entity_id).toBe(tx.tx_id);
@@ -258,6 +255,8 @@ describe('GET /extended/v1/tx on a generated chain', () => {
     const addr = await search(` ${sender.a}`, '?include_metadata=true');
     expect(addr.body.result).toMatchObject({ entity_type: 'standard_address', entity_id: sender.a });
     expect(addr.body.result.metadata.balance).toMatch(/^-?\d+$/);
+    // the balance the address's own answer gives
+    expect(addr.body.result.metadata.balance).toBe((await get(svc, `/extended/v1/address/${sender.a}/stx`)).body.balance);
     expect((await search('0x' + 'f'.repeat(64))).status).toBe(404);
     expect((await search('notanaddress')).status).toBe(404);
   });

@@ -125,7 +125,7 @@ describe('token push rooms', () => {
     } finally {
       again.ws.close();
     }
-    expect((await rpc.call('subscribe', { event: 'address_ft_balance_update', address: 'nope' })).error).toBeDefined();
+    expect((await rpc.call('subscribe', { event: 'address_ft_balance_update', address: 'nope' })).error).toEqual({ code: -32602, message: 'Invalid params', data: 'invalid address' });
   });
 
   it('Socket.IO: auth.cursor replays both rooms from PostgreSQL', async () => {
