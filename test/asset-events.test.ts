@@ -6,14 +6,11 @@
  * lock of its address, counted and sorted whole). The counts equal the canonical history after every block, after a
  * re-delivery and after their backfill.
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkOnFixture, checkOnGeneratedChain, expectBackfillEquals, type DerivedTable } from './helpers/derived.js';
+import { checkOnFixture, checkOnGeneratedChain, expectBackfillEquals, migrationBackfill, type DerivedTable } from './helpers/derived.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { fixtureNames } from './helpers/fixtures.js';
 import { createLogger } from '../src/logger.js';
-import { sqlDir } from '../src/store/migrate.js';
 import { principalAssetEvents } from '../src/store/principal-txs.js';
 import type { Sql } from '../src/store/sql.js';
 
@@ -55,10 +52,7 @@ const assetEventCounts: DerivedTable<string[]> = {
   name: 'asset_event_counts',
   read: countsNow,
   recompute: countsFromHistory,
-  backfill: async (sql) => {
-    await sql`TRUNCATE asset_event_counts`;
-    await sql.unsafe(readFileSync(path.join(sqlDir(), '0110_asset_event_counts.sql'), 'utf8'));
-  },
+  backfill: migrationBackfill(['asset_event_counts'], ['0110_asset_event_counts.sql']),
 };
 
 /** Pages, totals and height cuts of the busiest principals against the plain statement; returns the rows compared. */

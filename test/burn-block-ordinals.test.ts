@@ -5,14 +5,11 @@
  * ranking computed from the blocks, and a page at every offset equals the one the plain DISTINCT … OFFSET query gives;
  * the migration's backfill equals the ingest.
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkOnFixture, checkOnGeneratedChain, expectBackfillEquals, type DerivedTable } from './helpers/derived.js';
+import { checkOnFixture, checkOnGeneratedChain, expectBackfillEquals, migrationBackfill, type DerivedTable } from './helpers/derived.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { fixtureNames } from './helpers/fixtures.js';
 import { createLogger } from '../src/logger.js';
-import { sqlDir } from '../src/store/migrate.js';
 import { burnBlockPage } from '../src/store/burn-blocks.js';
 import type { Sql } from '../src/store/sql.js';
 
@@ -36,12 +33,8 @@ const ordinals: DerivedTable<string[]> = {
   name: 'burn_block_ordinals',
   read: maintained,
   recompute: recomputed,
-  backfill: async (sql) => {
-    await sql`TRUNCATE burn_block_ordinals`;
-    await sql.unsafe(readFileSync(path.join(sqlDir(), '0107_read_counts.sql'), 'utf8'));
-    // 0107 also creates the NFT owner counts' row trigger that a later migration replaces
-    await sql.unsafe(readFileSync(path.join(sqlDir(), '0122_nft_owner_counts_statement.sql'), 'utf8'));
-  },
+  // 0107 also creates the NFT owner counts' row trigger that a later migration replaces
+  backfill: migrationBackfill(['burn_block_ordinals'], ['0107_read_counts.sql', '0122_nft_owner_counts_statement.sql']),
 };
 
 /** Every page of `limit` heights at every offset up to one past the end, against the plain query. */

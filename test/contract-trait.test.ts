@@ -7,14 +7,11 @@
  * the dictionary equals the distinct function lists of the stored deploys, and contract_deploys (sql/0113) the canonical
  * deploys of the txs table (after every block of the generated chain too), after a re-delivery and after their backfill.
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkOnFixture, checkOnGeneratedChain, expectBackfillEquals, type DerivedTable } from './helpers/derived.js';
+import { checkOnFixture, checkOnGeneratedChain, expectBackfillEquals, migrationBackfill, type DerivedTable } from './helpers/derived.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { fixtureNames } from './helpers/fixtures.js';
 import { createLogger } from '../src/logger.js';
-import { sqlDir } from '../src/store/migrate.js';
 import { contractsByTrait } from '../src/store/contract-lists.js';
 import type { Sql } from '../src/store/sql.js';
 
@@ -59,11 +56,7 @@ const traitTables: DerivedTable<{ dictionary: string[]; deploys: string[] }> = {
   name: 'contract_function_lists, contract_deploys',
   read: async (sql) => ({ dictionary: await dictionary(sql), deploys: await deployRows(sql) }),
   recompute: async (sql) => ({ dictionary: await dictionaryFromDeploys(sql), deploys: await deploysFromTxs(sql) }),
-  backfill: async (sql) => {
-    await sql`TRUNCATE contract_function_lists, contract_deploys`;
-    await sql.unsafe(readFileSync(path.join(sqlDir(), '0108_contract_function_lists.sql'), 'utf8'));
-    await sql.unsafe(readFileSync(path.join(sqlDir(), '0113_contract_deploys.sql'), 'utf8'));
-  },
+  backfill: migrationBackfill(['contract_function_lists', 'contract_deploys'], ['0108_contract_function_lists.sql', '0113_contract_deploys.sql']),
 };
 
 /** The statement by_trait ran before sql/0108: every canonical deploy rechecked, in storage order, sorted by height. */

@@ -5,13 +5,10 @@
  * backfill equals a fresh ingest.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { fixtureNames } from './helpers/fixtures.js';
-import { checkOnFixture, checkOnGeneratedChain, type DerivedTable } from './helpers/derived.js';
+import { checkOnFixture, checkOnGeneratedChain, migrationBackfill, type DerivedTable } from './helpers/derived.js';
 import { createLogger } from '../src/logger.js';
-import { sqlDir } from '../src/store/migrate.js';
 import type { Sql } from '../src/store/sql.js';
 
 const log = createLogger('silent');
@@ -86,10 +83,7 @@ const principalTxs: DerivedTable<{ rows: string[]; counts: Record<string, string
     return { rows, counts: countsOfRows(rows) };
   },
   // the migration's statements again over what is stored
-  backfill: async (sql) => {
-    await sql`TRUNCATE principal_txs, principal_tx_counts`;
-    await sql.unsafe(readFileSync(path.join(sqlDir(), '0040_principal_txs.sql'), 'utf8'));
-  },
+  backfill: migrationBackfill(['principal_txs', 'principal_tx_counts'], ['0040_principal_txs.sql']),
 };
 
 describe('principal_txs', () => {

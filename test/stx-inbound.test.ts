@@ -6,14 +6,11 @@
  * themselves equal the canonical history after every block (test/token-tables.test.ts checks the other summed tables
  * the same way) and after their backfill. Bulk sends are added to the generated chain (withBulkSends).
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkOnFixture, checkOnGeneratedChain, expectBackfillEquals, type DerivedTable } from './helpers/derived.js';
+import { checkOnFixture, checkOnGeneratedChain, expectBackfillEquals, migrationBackfill, type DerivedTable } from './helpers/derived.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { fixtureNames } from './helpers/fixtures.js';
 import { createLogger } from '../src/logger.js';
-import { sqlDir } from '../src/store/migrate.js';
 import { inboundTransfers } from '../src/store/principal-txs.js';
 import type { Sql } from '../src/store/sql.js';
 
@@ -131,10 +128,7 @@ const inboundCounts: DerivedTable<string[]> = {
   name: 'stx_inbound_counts',
   read: countsNow,
   recompute: countsFromHistory,
-  backfill: async (sql) => {
-    await sql`TRUNCATE stx_inbound_counts`;
-    await sql.unsafe(readFileSync(path.join(sqlDir(), '0109_stx_inbound.sql'), 'utf8'));
-  },
+  backfill: migrationBackfill(['stx_inbound_counts'], ['0109_stx_inbound.sql']),
 };
 
 describe('stx_inbound: maintained counts and bounded pages', () => {

@@ -8,15 +8,12 @@
  * from the canonical anchored history (custody on the generated chain: from the blocks' flips, by a model of the
  * reference's rules); the migration's backfill equals a fresh ingest (custody: where no NFT event was orphaned).
  */
-import { readFileSync } from 'node:fs';
 import { applied, testPipeline } from './helpers/pipeline.js';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
 import { fixtureNames } from './helpers/fixtures.js';
-import { checkOnFixture, type DerivedTable } from './helpers/derived.js';
+import { checkOnFixture, migrationBackfill, type DerivedTable } from './helpers/derived.js';
 import { createLogger } from '../src/logger.js';
-import { sqlDir } from '../src/store/migrate.js';
 import { ChainGenerator } from '../load/generator/index.js';
 import type { Sql } from '../src/store/sql.js';
 
@@ -127,19 +124,21 @@ const tokenTables: DerivedTable<Tables> = {
   read: maintained,
   recompute: recomputed,
   /** the tables as the migrations' backfills build them from what is stored */
-  backfill: async (sql) => {
-    await sql`TRUNCATE ft_balances, nft_totals, nft_custody, sender_tx_counts, nft_mint_counts`;
-    await sql.unsafe(readFileSync(path.join(sqlDir(), '0045_token_tables.sql'), 'utf8'));
-    await sql.unsafe(readFileSync(path.join(sqlDir(), '0103_list_counts.sql'), 'utf8'));
-    // 0045 defines its first nft_custody_apply again: the later migration that replaces it, too
-    await sql.unsafe(readFileSync(path.join(sqlDir(), '0106_nft_custody_reference.sql'), 'utf8'));
-    await sql.unsafe(readFileSync(path.join(sqlDir(), '0107_read_counts.sql'), 'utf8'));
-    await sql.unsafe(readFileSync(path.join(sqlDir(), '0112_ft_counts.sql'), 'utf8'));
-    await sql.unsafe(readFileSync(path.join(sqlDir(), '0114_nft_owner_totals.sql'), 'utf8'));
-    // 0106 and 0107 define the custody applier and the row trigger again: the migrations that replace them, too
-    await sql.unsafe(readFileSync(path.join(sqlDir(), '0121_nft_custody_batched.sql'), 'utf8'));
-    await sql.unsafe(readFileSync(path.join(sqlDir(), '0122_nft_owner_counts_statement.sql'), 'utf8'));
-  },
+  // 0045 defines its first nft_custody_apply again, and 0106 and 0107 the custody applier and the row trigger: the
+  // later migrations that replace them run too
+  backfill: migrationBackfill(
+    ['ft_balances', 'nft_totals', 'nft_custody', 'sender_tx_counts', 'nft_mint_counts'],
+    [
+      '0045_token_tables.sql',
+      '0103_list_counts.sql',
+      '0106_nft_custody_reference.sql',
+      '0107_read_counts.sql',
+      '0112_ft_counts.sql',
+      '0114_nft_owner_totals.sql',
+      '0121_nft_custody_batched.sql',
+      '0122_nft_owner_counts_statement.sql',
+    ],
+  ),
 };
 
 describe('token tables (ft_balances, nft_totals, nft_custody, nft_owner_counts, FT counts) and the list counts (sender_tx_counts, nft_mint_counts)', () => {

@@ -2,8 +2,11 @@
 // from the base tables: after a recorded stream, after it is delivered again, after every block of a generated chain,
 // and after the migration's backfill rebuilt them. One description of the table, one set of checks.
 import { expect } from 'vitest';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Sql } from '../../src/store/sql.js';
+import { sqlDir } from '../../src/store/migrate.js';
 import { ChainGenerator } from '../../load/generator/index.js';
 import type { ChainSummary, GeneratedMessage, GeneratorOptions } from '../../load/generator/types.js';
 import { emptyChainTables } from './db.js';
@@ -20,6 +23,17 @@ export interface DerivedTable<T> {
   recompute(sql: Sql): Promise<T>;
   /** empties the maintained table(s) and rebuilds them as the migration's backfill does, from what is stored */
   backfill?(sql: Sql): Promise<void>;
+}
+
+/**
+ * A backfill as the migrations run it: empties `tables`, then runs the migration files named (sql/, in the order given:
+ * the one that fills the tables, then any later one that replaces a function or trigger it defines again).
+ */
+export function migrationBackfill(tables: string[], files: string[]): (sql: Sql) => Promise<void> {
+  return async (sql) => {
+    await sql.unsafe(`TRUNCATE ${tables.join(', ')}`);
+    for (const f of files) await sql.unsafe(readFileSync(path.join(sqlDir(), f), 'utf8'));
+  };
 }
 
 /** Asserts that the maintained figures equal the recomputed ones; returns the maintained ones. */
