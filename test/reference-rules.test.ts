@@ -13,8 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { ChainGenerator } from '../load/generator/index.js';
 import type { GeneratedMessage, GeneratedTx } from '../load/generator/types.js';
-import { settled, startTestService, type TestService } from './helpers/service.js';
-import { getOk } from './helpers/http.js';
+import { startTestService, type TestService } from './helpers/service.js';
+import { deliverOk, getOk } from './helpers/http.js';
 
 type Body = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 type Cost = { read_count: number; read_length: number; runtime: number; write_count: number; write_length: number };
@@ -24,13 +24,6 @@ async function generate(seed: string, blocks: number): Promise<{ gen: ChainGener
   const messages: GeneratedMessage[] = [];
   for await (const m of gen.messages()) messages.push(m);
   return { gen, messages };
-}
-
-async function post(svc: TestService, path: string, body: unknown): Promise<void> {
-  const res = await fetch(svc.observer + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  await res.arrayBuffer();
-  expect(res.status, path).toBe(200);
-  await settled(svc.observer);
 }
 
 const hash = (...parts: unknown[]) => '0x' + createHash('sha256').update(parts.join('/')).digest('hex');
@@ -87,7 +80,7 @@ describe('reference rules on generated chains', () => {
         if (m.path === '/new_block' && b.block_height === 3) b.signer_bitvec = '000300000001e0'; // Nakamoto-shaped, no tenure_height
         if (m.path === '/new_block' && b.block_height === 4) delete b.anchored_cost; // a very old node
         if (m.path === '/new_block' && b.block_height === 2) b.anchored_cost = { read_count: 7, read_length: 70, runtime: 700, write_count: 1, write_length: 10 };
-        await post(svc2, m.path, b);
+        await deliverOk(svc2, m.path, b);
       }
       expect((await getOk(svc2, '/extended/v2/blocks/3')).tenure_height).toBe(-1);
       expect((await getOk(svc2, '/extended/v1/block/by_height/3')).tenure_height).toBe(-1);
@@ -111,8 +104,8 @@ describe('reference rules on generated chains', () => {
     const one = variant(b1, 'boot1', b0, [coinbase]);
     const svc2 = await startTestService();
     try {
-      await post(svc2, '/new_block', b0);
-      await post(svc2, '/new_block', one);
+      await deliverOk(svc2, '/new_block', b0);
+      await deliverOk(svc2, '/new_block', one);
       const t = await getOk(svc2, `/extended/v1/tx/${boot[0]}`);
       expect(t.tx_status).toBe('success');
       expect(t.block_height).toBe(1);
@@ -127,15 +120,15 @@ describe('reference rules on generated chains', () => {
   it('chain_tip.burn_block_height: raised by a higher burn block, set by the next canonical block', async () => {
     const { messages } = await generate('rules-burn', 4);
     const upTo3 = messages.slice(0, messages.findIndex((m) => m.path === '/new_block' && m.block?.height === 3) + 1);
-    for (const m of upTo3) await post(svc, m.path, JSON.parse(m.body));
+    for (const m of upTo3) await deliverOk(svc, m.path, JSON.parse(m.body));
     const tip = (await getOk(svc, '/extended')).chain_tip;
     const burn = JSON.parse(upTo3.filter((m) => m.path === '/new_burn_block').at(-1)!.body) as Body;
-    await post(svc, '/new_burn_block', { ...burn, burn_block_hash: hash('burn-ahead'), burn_block_height: tip.burn_block_height + 10 });
+    await deliverOk(svc, '/new_burn_block', { ...burn, burn_block_hash: hash('burn-ahead'), burn_block_height: tip.burn_block_height + 10 });
     expect((await getOk(svc, '/extended')).chain_tip.burn_block_height).toBe(tip.burn_block_height + 10);
-    await post(svc, '/new_burn_block', { ...burn, burn_block_hash: hash('burn-behind'), burn_block_height: tip.burn_block_height + 2 });
+    await deliverOk(svc, '/new_burn_block', { ...burn, burn_block_hash: hash('burn-behind'), burn_block_height: tip.burn_block_height + 2 });
     expect((await getOk(svc, '/extended')).chain_tip.burn_block_height).toBe(tip.burn_block_height + 10);
     const b4 = blockBody(messages, 4);
-    await post(svc, '/new_block', b4);
+    await deliverOk(svc, '/new_block', b4);
     expect((await getOk(svc, '/extended')).chain_tip.burn_block_height).toBe(b4.burn_block_height);
   }, 300_000);
 
@@ -144,7 +137,7 @@ describe('reference rules on generated chains', () => {
     const svc2 = await startTestService();
     try {
       const upTo3 = messages.slice(0, messages.findIndex((m) => m.path === '/new_block' && m.block?.height === 3) + 1);
-      for (const m of upTo3) await post(svc2, m.path, JSON.parse(m.body));
+      for (const m of upTo3) await deliverOk(svc2, m.path, JSON.parse(m.body));
       const b3 = blockBody(messages, 3);
       const b4 = blockBody(messages, 4);
       const b5 = blockBody(messages, 5);
@@ -157,14 +150,14 @@ describe('reference rules on generated chains', () => {
       };
 
       // the twin first, then the higher-fee tx with the same nonce: the twin is replaced at once
-      await post(svc2, '/new_mempool_tx', [twin.rawTx]);
+      await deliverOk(svc2, '/new_mempool_tx', [twin.rawTx]);
       expect(await status(twin.txId)).toEqual({ status: 'pending', replaced_by: null });
-      await post(svc2, '/new_mempool_tx', [userA.rawTx]);
+      await deliverOk(svc2, '/new_mempool_tx', [userA.rawTx]);
       expect(await status(twin.txId)).toEqual({ status: 'dropped_replace_by_fee', replaced_by: userA.txId });
       expect((await getOk(svc2, '/extended/v1/tx/mempool')).total).toBe(1);
 
       // mined: the winner is the mined tx
-      await post(svc2, '/new_block', b4);
+      await deliverOk(svc2, '/new_block', b4);
       expect((await status(userA.txId)).status).toBe('success');
       expect(await status(twin.txId)).toEqual({ status: 'dropped_replace_by_fee', replaced_by: userA.txId });
       expect((await getOk(svc2, '/extended/v1/tx/mempool')).total).toBe(0);
@@ -172,8 +165,8 @@ describe('reference rules on generated chains', () => {
       // a fork: 4' (coinbase only) and 5' on it orphan block 4; its txs and the twin (same payer+nonce) are pending again
       const b4x = variant(b4, 'b4x', b3, [coinbase4.txId]);
       const b5x = variant(b5, 'b5x', b4x, [(b5.transactions as Body[])[0].txid]);
-      await post(svc2, '/new_block', b4x);
-      await post(svc2, '/new_block', b5x);
+      await deliverOk(svc2, '/new_block', b4x);
+      await deliverOk(svc2, '/new_block', b5x);
       expect((await getOk(svc2, '/extended')).chain_tip.index_block_hash).toBe(b5x.index_block_hash);
       expect(await status(userA.txId)).toEqual({ status: 'pending', replaced_by: null });
       expect(await status(twin.txId)).toEqual({ status: 'pending', replaced_by: null });
@@ -187,7 +180,7 @@ describe('reference rules on generated chains', () => {
       // re-mined on the new branch: the mined tx wins again
       const b6 = blockBody(messages, 6);
       const b6x = variant({ ...b6, transactions: [...b6.transactions.slice(0, 1), ...b4.transactions.filter((t: Body) => t.txid === userA.txId)], events: [...b6.events, ...b4.events] }, 'b6x', b5x, [(b6.transactions as Body[])[0].txid, userA.txId]);
-      await post(svc2, '/new_block', b6x);
+      await deliverOk(svc2, '/new_block', b6x);
       expect((await status(userA.txId)).status).toBe('success');
       expect(await status(twin.txId)).toEqual({ status: 'dropped_replace_by_fee', replaced_by: userA.txId });
       expect((await getOk(svc2, '/extended/v1/tx/mempool')).total).toBe(1); // userB
@@ -204,7 +197,7 @@ describe('reference rules on generated chains: push', () => {
     const svc = await startTestService();
     try {
       const upTo3 = messages.slice(0, messages.findIndex((m) => m.path === '/new_block' && m.block?.height === 3) + 1);
-      for (const m of upTo3) await post(svc, m.path, JSON.parse(m.body));
+      for (const m of upTo3) await deliverOk(svc, m.path, JSON.parse(m.body));
       await svc.service.push!.publisher!.idle();
       const b2 = blockBody(messages, 2);
       const b4 = blockBody(messages, 4);
@@ -242,7 +235,7 @@ describe('reference rules on generated chains: push', () => {
         socket.once('connect', () => resolve());
         socket.once('connect_error', reject);
       });
-      await post(svc, '/new_block', sibling);
+      await deliverOk(svc, '/new_block', sibling);
       expect((await getOk(svc, `/extended/v1/block/${sibling.block_hash}`)).canonical).toBe(false);
       await svc.service.push!.publisher!.idle();
       expect(await socket.timeout(5000).emitWithAck('subscribe', 'block')).toBeNull();
@@ -262,7 +255,7 @@ describe('reference rules on generated chains: mempool room', () => {
     const svc = await startTestService();
     try {
       const upTo3 = messages.slice(0, messages.findIndex((m) => m.path === '/new_block' && m.block?.height === 3) + 1);
-      for (const m of upTo3) await post(svc, m.path, JSON.parse(m.body));
+      for (const m of upTo3) await deliverOk(svc, m.path, JSON.parse(m.body));
       await svc.service.push!.publisher!.idle();
       const socket = connect(svc.api, { path: '/socket.io/', transports: ['websocket'], query: { subscriptions: 'mempool' }, reconnection: false });
       const got: { tx_id: string; tx_status: string }[] = [];
@@ -274,12 +267,12 @@ describe('reference rules on generated chains: mempool room', () => {
       const minedIn2 = messages.find((m) => m.path === '/new_block' && m.block?.height === 2)!.txs[1];
       const [, userA] = messages.find((m) => m.path === '/new_block' && m.block?.height === 4)!.txs;
       const twin: GeneratedTx = await gen.lowerFeeTwin(userA);
-      await post(svc, '/new_mempool_tx', [minedIn2.rawTx]); // already mined: stored pruned, still announced
-      await post(svc, '/new_mempool_tx', [userA.rawTx]);
-      await post(svc, '/new_mempool_tx', [twin.rawTx]); // lower fee, same nonce: replaced at once
-      await post(svc, '/drop_mempool_tx', { dropped_txids: [userA.txId], reason: 'TooExpensive', new_txid: null });
+      await deliverOk(svc, '/new_mempool_tx', [minedIn2.rawTx]); // already mined: stored pruned, still announced
+      await deliverOk(svc, '/new_mempool_tx', [userA.rawTx]);
+      await deliverOk(svc, '/new_mempool_tx', [twin.rawTx]); // lower fee, same nonce: replaced at once
+      await deliverOk(svc, '/drop_mempool_tx', { dropped_txids: [userA.txId], reason: 'TooExpensive', new_txid: null });
       // revived (a body of its own: an identical message is a re-delivery, ignored): not announced again
-      await post(svc, '/new_mempool_tx', [userA.rawTx, minedIn2.rawTx]);
+      await deliverOk(svc, '/new_mempool_tx', [userA.rawTx, minedIn2.rawTx]);
       await svc.service.push!.publisher!.idle();
       expect(await socket.timeout(5000).emitWithAck('subscribe', 'block')).toBeNull();
       socket.disconnect();
@@ -315,7 +308,7 @@ describe('reference rules on generated chains: a fork with mempool traffic', () 
       for (const d of drops) {
         const at = messages.indexOf(d);
         // the state right after the node's drop
-        for (; sent <= at; sent++) await post(svc, messages[sent].path, JSON.parse(messages[sent].body));
+        for (; sent <= at; sent++) await deliverOk(svc, messages[sent].path, JSON.parse(messages[sent].body));
         // the winning branch (the block that ended the reorg is the last one before the drop) and the losing one
         const winning = messages.slice(0, at).filter((m) => m.path === '/new_block' && m.block!.finallyCanonical).slice(-3);
         const losing = messages.slice(0, at).filter((m) => m.path === '/new_block' && !m.block!.finallyCanonical).slice(-2);
@@ -375,7 +368,7 @@ describe('reference rules: estimated balance', () => {
     const { gen, messages } = await generate('rules-sponsored', 2);
     const svc = await startTestService();
     try {
-      for (const m of messages) await post(svc, m.path, JSON.parse(m.body));
+      for (const m of messages) await deliverOk(svc, m.path, JSON.parse(m.body));
       const accounts = (gen as unknown as { accounts: { key: string; address: string }[] }).accounts;
       const [sender, sponsor, recipient] = [accounts[5], accounts[6], accounts[7]];
       const tx = await makeSTXTokenTransfer({
@@ -392,7 +385,7 @@ describe('reference rules: estimated balance', () => {
         sender: BigInt((await getOk(svc, `/extended/v1/address/${sender.address}/stx`)).balance),
         sponsor: BigInt((await getOk(svc, `/extended/v1/address/${sponsor.address}/stx`)).balance),
       };
-      await post(svc, '/new_mempool_tx', ['0x' + sponsored.serialize()]);
+      await deliverOk(svc, '/new_mempool_tx', ['0x' + sponsored.serialize()]);
       const est = async (a: string) => BigInt((await getOk(svc, `/extended/v1/address/${a}/stx`)).estimated_balance);
       expect(await est(sender.address)).toBe(before.sender - 1000n - 300n);
       expect(await est(sponsor.address)).toBe(before.sponsor - 300n);
@@ -416,9 +409,9 @@ describe('reference rules: estimated balance', () => {
     const lose = variant(b2, `twice-lose-${n}`, b1, txIds);
     const svc2 = await startTestService();
     try {
-      await post(svc2, '/new_block', b1);
-      await post(svc2, '/new_block', win);
-      await post(svc2, '/new_block', lose);
+      await deliverOk(svc2, '/new_block', b1);
+      await deliverOk(svc2, '/new_block', win);
+      await deliverOk(svc2, '/new_block', lose);
       const tx = txIds[txIds.length - 1];
       const plain = await getOk(svc2, `/extended/v1/search/${tx}`);
       expect(plain.result.tx_data).toMatchObject({ canonical: false, block_hash: lose.block_hash, block_height: 2 });

@@ -22,7 +22,7 @@ import {
   randomPrivateKey,
   TransactionSigner,
 } from '@stacks/transactions';
-import { getOk } from './helpers/http.js';
+import { getOk, post } from './helpers/http.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- loosely typed JSON answers
 type Json = Record<string, any>;
@@ -209,12 +209,6 @@ describe("what the reference's transaction library (@stacks/transactions 6.11.3)
     expect(wire.txid()).not.toBe(want);
   });
 });
-
-async function post(svc: TestService, path: string, body: unknown): Promise<{ status: number; body: Json }> {
-  const res = await fetch(svc.api + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
 
 
 /**

@@ -11,8 +11,8 @@ import { burnchainOpTx, type BurnOpNodeEvent } from '../src/chain/burnchain-op.j
 import { cv } from '../src/chain/pox.js';
 import { blockUpdate } from '../src/observer/to-update.js';
 import { validateObserverMessage, type NewBlockMessage } from '../src/observer/schemas.js';
-import { startTestService, type TestService, settled } from './helpers/service.js';
-import { get } from './helpers/http.js';
+import { startTestService, type TestService } from './helpers/service.js';
+import { deliver, get } from './helpers/http.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- loosely typed JSON answers
 type Json = Record<string, any>;
@@ -210,12 +210,6 @@ describe('subnet deposit txs through the service', () => {
   let deployTxId: string;
   let block2: Record<string, unknown>;
 
-  async function post(path: string, body: unknown): Promise<number> {
-    const res = await fetch(svc.observer + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    await res.arrayBuffer();
-    if (res.status === 200) await settled(svc.observer);
-    return res.status;
-  }
 
   beforeAll(async () => {
     const deploy = await makeContractDeploy({ contractName: 'simple-nft-l2', codeBody: NFT_SOURCE, senderKey: KEY, fee: 10_000, nonce: 0, network: 'testnet' });
@@ -232,8 +226,8 @@ describe('subnet deposit txs through the service', () => {
       DEPOSIT_EVENTS,
     );
     svc = await startTestService({ STACKS_CHAIN_ID: 'testnet' });
-    expect(await post('/new_block', block1)).toBe(200);
-    expect(await post('/new_block', block2)).toBe(200);
+    expect((await deliver(svc, '/new_block', block1)).status).toBe(200);
+    expect((await deliver(svc, '/new_block', block2)).status).toBe(200);
     await svc.service.pipeline?.idle();
   });
   afterAll(async () => svc?.stop());
