@@ -9,7 +9,7 @@ import { checkOnFixture, checkOnGeneratedChain, type DerivedTable } from './help
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { fixtureNames } from './helpers/fixtures.js';
 import { startTestService, type TestService, settled } from './helpers/service.js';
-import { get } from './helpers/http.js';
+import { get, getOk } from './helpers/http.js';
 import { createLogger } from '../src/logger.js';
 import { migrate } from '../src/store/migrate.js';
 import { unlockedSupply } from '../src/store/supply.js';
@@ -281,7 +281,7 @@ describe('GET /extended/v1/tx on a generated chain', () => {
     const firstTxs = (await get<ListPage>(svc, `/extended/v1/microblock?limit=${txCount}`)).body.results as unknown as { txs: string[] }[];
     expect(firstTxs.reduce((n, m) => n + m.txs.length, 0)).toBe(txCount);
     const m = all[0];
-    const single = await fetch(`${svc.api}/extended/v1/microblock/${m.microblock_hash.toUpperCase().replace('0X', '0x')}`);
-    expect(((await single.json()) as { txs: string[] }).txs).toEqual(m.txs);
+    const single = await getOk<{ txs: string[] }>(svc, `/extended/v1/microblock/${m.microblock_hash.toUpperCase().replace('0X', '0x')}`);
+    expect(single.txs).toEqual(m.txs);
   });
 });

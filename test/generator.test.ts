@@ -185,7 +185,7 @@ describe('a generated chain with forks replayed into the service', () => {
     // payer+nonce is restored at its level or below, replaced by fee when the block that ends the reorg mines one, and
     // dropped across fork by the node otherwise; in no case mined or listed in the mempool.
     for (const t of drop.txs) {
-      const body = (await (await fetch(`${svc.api}/extended/v1/tx/${t.txId}`)).json()) as any;
+      const body = await getOk(svc, `/extended/v1/tx/${t.txId}`);
       expect(['dropped_replace_across_fork', 'pending', 'dropped_replace_by_fee']).toContain(body.tx_status);
     }
     const pool = await getOk(svc, '/extended/v1/tx/mempool?limit=50');
@@ -195,7 +195,7 @@ describe('a generated chain with forks replayed into the service', () => {
     // nonce group and never pruned again (mined, yet pending in the mempool table), and the orphaned blocks' coinbases
     // (every tx of an orphaned block returns to the mempool; the node drops only user txs).
     for (const r of listed) {
-      const status = ((await (await fetch(`${svc.api}/extended/v1/tx/${r.tx_id}`)).json()) as any).tx_status;
+      const status = (await getOk(svc, `/extended/v1/tx/${r.tx_id}`)).tx_status;
       if (r.tx_type === 'coinbase') expect(status).toBe('pending');
       else expect(status).toBe('success');
     }

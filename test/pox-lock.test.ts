@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { readFixture } from './helpers/fixtures.js';
 import { startTestService, type TestService, settled } from './helpers/service.js';
+import { getOk } from './helpers/http.js';
 import { decodePoxPrintEvent, poxEventRows, cv } from '../src/chain/pox.js';
 import { poxPrint } from './helpers/pox-print.js';
 
@@ -59,9 +60,9 @@ describe('lock state and burnchain-op txs through the service', () => {
   }, 300_000);
   afterAll(async () => svc?.stop());
 
-  const stx = async () => (await (await fetch(`${svc.api}/extended/v1/address/${STACKER}/stx`)).json()) as Record<string, unknown>;
+  const stx = () => getOk<Record<string, unknown>>(svc, `/extended/v1/address/${STACKER}/stx`);
 
-  const stxV2 = async () => (await (await fetch(`${svc.api}/extended/v2/addresses/${STACKER}/balances/stx`)).json()) as Record<string, unknown>;
+  const stxV2 = () => getOk<Record<string, unknown>>(svc, `/extended/v2/addresses/${STACKER}/balances/stx`);
 
   /** Posts the next block (`burnStep` burn blocks later): one burnchain stack-stx op tx carrying the given pox-4 print value. */
   async function nextBlock(print: string, burnStep = 0): Promise<string> {
@@ -119,9 +120,7 @@ describe('lock state and burnchain-op txs through the service', () => {
   it('a burnchain stack-stx op is served as a fee-less contract_call to pox-4', async () => {
     const print = poxPrint('stack-increase', STACKER, { 'increase-by': cv.uint(1000n), 'total-locked': cv.uint(LOCKED + 1000n) }, { locked: LOCKED, balance: 5000n, unlock: 140n });
     const txid = await nextBlock(print);
-    const res = await fetch(`${svc.api}/extended/v1/tx/${txid}`);
-    expect(res.status).toBe(200);
-    const tx = (await res.json()) as any;
+    const tx = await getOk(svc, `/extended/v1/tx/${txid}`);
     expect(tx).toMatchObject({
       tx_id: txid, tx_type: 'contract_call', fee_rate: '0', nonce: 0, sponsored: false, anchor_mode: 'any',
       post_condition_mode: 'allow', post_conditions: [], sender_address: SENDER.address, tx_status: 'success', event_count: 1,
@@ -136,7 +135,7 @@ describe('lock state and burnchain-op txs through the service', () => {
       lock_tx_id: txid, locked: (LOCKED + 1000n).toString(), lock_height: tip.block_height, burnchain_lock_height: tip.burn_block_height, burnchain_unlock_height: 140,
     });
     // until_block before the increase still sees the original lock
-    const before = (await (await fetch(`${svc.api}/extended/v1/address/${STACKER}/stx?until_block=8`)).json()) as any;
+    const before = await getOk(svc, `/extended/v1/address/${STACKER}/stx?until_block=8`);
     expect(before).toMatchObject({ lock_tx_id: LOCK_TX, locked: LOCKED.toString() });
   });
 
