@@ -1,8 +1,9 @@
 /**
  * The pure serializers of src/views (shared by REST and push) on rows recorded from real imports: each recorded stream
- * with recorded answers is imported once (test/helpers/fixture-db.ts), the rows behind every block and transaction the
- * reference answered for are read from that database, and what the serializer makes of them alone, with no route and
- * no HTTP, must equal the reference's recorded answer (fixtures/golden/<scenario>.json), wall-clock values aside. Then
+ * with recorded answers is imported once (test/helpers/fixture-db.ts), the rows behind every block, transaction, burn
+ * block and microblock the reference answered for are read from that database, and what the serializer makes of them
+ * alone, with no route and no HTTP, must equal the reference's recorded answer (fixtures/golden/<scenario>.json and
+ * fixtures/golden-ext/<scenario>.json), wall-clock values aside. Then
  * hand-written rows for the edges a stream may not show or whose value is a rule: the unconfirmed microblock tx, a
  * missing block time, tenure heights, sponsored txs, the key order, dropped mempool txs, lock events in asset lists,
  * microblock parents and the supply figures.
@@ -12,11 +13,14 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createFixtureDatabase } from './helpers/fixture-db.js';
 import type { TestDatabase } from './helpers/db.js';
-import { FIXTURES_DIR, fixtureNames, readGolden } from './helpers/fixtures.js';
+import { FIXTURES_DIR, fixtureNames, readGolden, readGoldenExt } from './helpers/fixtures.js';
 import { stripVolatile, type GoldenEntry } from './helpers/golden-compare.js';
 import { blockV1Json, blockV2Json, v1BlockJson, listBlockMicroblocks, singleBlockMicroblocks } from '../src/views/blocks.js';
 import { addressAssetEventJson, mempoolTxJson, txJson } from '../src/views/txs.js';
-import { microblockJson, microblockPushJson, microStxToStx, supplyFigures, withThousands } from '../src/views/explorer.js';
+import { groupMicroblockRows, microblockJson, microblockPushJson, microStxToStx, supplyFigures, withThousands } from '../src/views/explorer.js';
+import { burnBlockJson } from '../src/views/nakamoto.js';
+import { burnBlockByRef } from '../src/store/burn-blocks.js';
+import { microblockByHash, microblockPage } from '../src/store/microblocks.js';
 import { v1BlockExtras } from '../src/store/blocks.js';
 import { BLOCK_COLUMNS, type BlockDbRow } from '../src/store/block-columns.js';
 import { ABI_SUBQUERY, TX_COLUMNS, txEvents, type MempoolDbRow, type TxDbRow } from '../src/store/txs.js';
@@ -64,6 +68,11 @@ describe('serializers on recorded rows, against the reference answers', () => {
   for (const scenario of scenarios) {
     describe(scenario, () => {
       const golden = readGolden<GoldenEntry[]>(`${scenario}.json`).filter((e) => e.status === 200);
+      // the GETs of the other families (fixtures/golden-ext), answered 200
+      const ext = existsSync(path.join(FIXTURES_DIR, 'golden-ext', `${scenario}.json`))
+        ? readGoldenExt<GoldenEntry[]>(`${scenario}.json`).filter((e) => typeof e.request === 'string' && e.status === 200)
+        : [];
+      const microblockAnswers = ext.filter((e) => /^\/extended\/v1\/microblock(\/0x[0-9a-f]{64})?$/.test(pathOf(e)));
       let db: TestDatabase;
       beforeAll(async () => {
         db = await createFixtureDatabase(scenario, 'sp_views');
@@ -131,6 +140,37 @@ describe('serializers on recorded rows, against the reference answers', () => {
         }
         expect(mined, 'the reference answered mined txs by id').toBeGreaterThan(0);
       });
+
+      it('burnBlockJson: every burn block answered alone or in a list', async () => {
+        const wanted: Json[] = [];
+        for (const e of ext) {
+          const p = pathOf(e);
+          if (p === '/extended/v2/burn-blocks') wanted.push(...(e.body as Json).results);
+          else if (/^\/extended\/v2\/burn-blocks\/[^/]+$/.test(p)) wanted.push(e.body as Json);
+        }
+        expect(wanted.length, 'the reference answered burn blocks').toBeGreaterThan(0);
+        for (const want of wanted) {
+          const row = await burnBlockByRef(db.sql, { hash: want.burn_block_hash });
+          expect(row, `burn block ${want.burn_block_hash}`).toBeDefined();
+          expect(asSent(burnBlockJson(row!)), `${scenario} burn block ${want.burn_block_height}`).toEqual(want);
+        }
+      });
+
+      if (microblockAnswers.length) {
+        it('microblockJson: microblocks looked up by hash, and list pages grouped from their rows', async () => {
+          for (const e of microblockAnswers) {
+            const want = e.body as Json;
+            if (pathOf(e) === '/extended/v1/microblock') {
+              const page = await microblockPage(db.sql, { limit: want.limit, offset: want.offset });
+              expect(asSent(groupMicroblockRows(page.rows)), e.request).toEqual(want.results);
+            } else {
+              const found = await microblockByHash(db.sql, want.microblock_hash);
+              expect(found, e.request).toBeDefined();
+              expect(asSent(microblockJson(found!.row, found!.txIds)), e.request).toEqual(want);
+            }
+          }
+        });
+      }
     });
   }
 });
