@@ -80,5 +80,6 @@ export async function deliver(target: string | { observer: string }, path: strin
 
 /** deliver(), requiring the observer to accept the message (200). */
 export async function deliverOk(target: string | { observer: string }, path: string, body: unknown): Promise<void> {
-  expect((await deliver(target, path, body)).status, path).toBe(200);
+  const answer = await deliver(target, path, body);
+  expect(answer.status, `${path}: ${answer.text.slice(0, 500)}`).toBe(200);
 }
