@@ -19,6 +19,8 @@ import { blockV1Json, blockV2Json, v1BlockJson, listBlockMicroblocks, singleBloc
 import { addressAssetEventJson, mempoolTxJson, txJson } from '../src/views/txs.js';
 import { groupMicroblockRows, microblockJson, microblockPushJson, microStxToStx, supplyFigures, withThousands } from '../src/views/explorer.js';
 import { burnBlockJson } from '../src/views/nakamoto.js';
+import { ftBalancesJson, nftCountsJson, nftHistoryJson, nftHoldingsJson, nftMintsJson } from '../src/views/tokens.js';
+import type { HoldingRow, NftEventRow } from '../src/store/tokens.js';
 import { burnBlockByRef } from '../src/store/burn-blocks.js';
 import { microblockByHash, microblockPage } from '../src/store/microblocks.js';
 import { v1BlockExtras } from '../src/store/blocks.js';
@@ -447,5 +449,37 @@ describe('supply figures', () => {
       unlocked_stx: '1000000.000000',
     });
     expect(supplyFigures(0n).unlocked_percent).toBe('NaN');
+  });
+});
+
+describe('token serializers on hand-written rows', () => {
+  const A = 'ST1SJ3DTE5DN7X54YDH5D64R3BCB6A2AG2ZQ8YPD5';
+  const B = 'ST2J6ZY48GV1EZ5V2V5RB9MP66SW86PYKKNRV9EJ7';
+  const NFT = `${A}.punks::punk`;
+  const holding: HoldingRow = { asset_identifier: NFT, value_hex: '0x0100000000000000000000000000000007', block_height: 9, tx_id: H('1'), total: 2 };
+  const event: NftEventRow = { tx_id: H('1'), index_block_hash: H('2'), microblock_hash: '', event_index: 3, asset_event_type: 'transfer', sender: A, recipient: B, value_hex: '0x0100000000000000000000000000000007', total: 1 };
+
+  it('FT balances: received − sent per asset, sorted by asset id as the reference compares them', () => {
+    const rows = [
+      { asset_identifier: `${B}.zeta::z`, received: '10', sent: '4' },
+      { asset_identifier: `${A}.alpha::a`, received: '18446744073709551616', sent: '1' },
+    ];
+    const j = ftBalancesJson(rows);
+    expect(Object.keys(j)).toEqual([`${A}.alpha::a`, `${B}.zeta::z`]);
+    expect(j[`${A}.alpha::a`]).toEqual({ balance: '18446744073709551615', total_sent: '1', total_received: '18446744073709551616' });
+    expect(j[`${B}.zeta::z`]).toEqual({ balance: '6', total_sent: '4', total_received: '10' });
+    expect(nftCountsJson([{ asset_identifier: NFT, received: '3', sent: '3' }])).toEqual({ [NFT]: { count: '0', total_sent: '3', total_received: '3' } });
+  });
+
+  it('NFT holdings, history and mints: the value decoded; a tx id, or with tx metadata the tx (rows whose tx is not found left out)', () => {
+    const value = { hex: '0x0100000000000000000000000000000007', repr: 'u7' };
+    expect(nftHoldingsJson([holding], undefined)).toEqual([{ asset_identifier: NFT, value, block_height: 9, tx_id: H('1') }]);
+    expect(nftHistoryJson([event], undefined)).toEqual([{ sender: A, recipient: B, event_index: 3, asset_event_type: 'transfer', tx_id: H('1') }]);
+    expect(nftMintsJson([{ ...event, asset_event_type: 'mint', sender: null }], undefined)).toEqual([{ recipient: B, event_index: 3, value, tx_id: H('1') }]);
+    const txs = new Map([[H('1'), txRowOf()]]);
+    const [withTx] = nftHoldingsJson([holding, { ...holding, tx_id: H('8') }], txs) as Json[];
+    expect(nftHoldingsJson([holding, { ...holding, tx_id: H('8') }], txs)).toHaveLength(1);
+    expect(withTx.tx).toEqual(txJson(txRowOf(), { events: [], excludeFunctionArgs: false }));
+    expect(withTx).not.toHaveProperty('tx_id');
   });
 });
