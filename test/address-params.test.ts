@@ -3,6 +3,7 @@
 // on a known route is a 405 with Allow.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from './helpers/service.js';
+import { get } from './helpers/http.js';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -12,18 +13,13 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-async function get(path: string): Promise<{ status: number; body: { message?: string; statusCode?: number } }> {
-  const res = await fetch(svc.api + path);
-  return { status: res.status, body: (await res.json()) as { message?: string } };
-}
-
 const GOOD = 'ST000000000000000000002AMW42H'; // testnet boot address
 const BAD_CHECKSUM = 'ST000000000000000000002AMW42J'; // its last character mistyped
 const MAINNET_UNSEEN = 'SP3FBR2AGK5H9QBDH3EEN6DF8EK8JY7RX8QJ5SVTE'; // well-formed mainnet address
 
 describe('principal parameters', () => {
   it('a good testnet address is answered', async () => {
-    expect((await get(`/extended/v1/address/${GOOD}/stx`)).status).toBe(200);
+    expect((await get(svc, `/extended/v1/address/${GOOD}/stx`)).status).toBe(200);
   });
 
   it.each([
@@ -35,7 +31,7 @@ describe('principal parameters', () => {
     [`/extended/v1/tx/events?address=${BAD_CHECKSUM}`, 'querystring/address'],
     [`/extended/v1/tx?from_address=${BAD_CHECKSUM}`, 'from_address'],
   ])('%s → 400 naming %s and the checksum', async (path, label) => {
-    const r = await get(path);
+    const r = await get(svc, path);
     expect(r.status).toBe(400);
     expect(r.body.message).toContain(label);
     expect(r.body.message).toContain('checksum');
@@ -47,7 +43,7 @@ describe('principal parameters', () => {
     [`/extended/v3/principals/${MAINNET_UNSEEN}/nonces`, 'params/principal'],
     [`/extended/v1/tx/mempool?sender_address=${MAINNET_UNSEEN}`, 'querystring/sender_address'],
   ])('%s (mainnet on a testnet database) → 400 naming %s and the networks', async (path, label) => {
-    const r = await get(path);
+    const r = await get(svc, path);
     expect(r.status).toBe(400);
     expect(r.body.message).toContain(label);
     expect(r.body.message).toContain('mainnet');
@@ -56,7 +52,7 @@ describe('principal parameters', () => {
 
   it('a malformed principal gets plain words, not a regular expression', async () => {
     for (const path of ['/extended/v1/address/notanaddress/balances', '/extended/v3/principals/nope/transactions', '/extended/v1/tx/mempool?address=nope']) {
-      const r = await get(path);
+      const r = await get(svc, path);
       expect(r.status, path).toBe(400);
       expect(r.body.message, path).toContain('must be a Stacks address');
       expect(r.body.message, path).not.toMatch(/pattern|\^|\{\d+,\d+\}|\[0-9/);

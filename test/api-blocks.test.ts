@@ -7,6 +7,7 @@ import { startTestService, type TestService } from './helpers/service.js';
 import { z } from 'zod';
 import { parseInput } from '../src/api/endpoint.js';
 import { HeightOrHash, blockRef } from '../src/api/schemas/params.js';
+import { get } from './helpers/http.js';
 
 /** The router's validation of the v2 block path parameter, as a function (throws the 400 message). */
 function parseHeightOrHash(raw: string) {
@@ -16,12 +17,6 @@ function parseHeightOrHash(raw: string) {
 }
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-async function get(svc: TestService, path: string): Promise<{ status: number; body: Json; location: string | null }> {
-  const res = await fetch(svc.api + path, { redirect: 'manual' });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null, location: res.headers.get('location') };
-}
 
 describe('parseHeightOrHash', () => {
   it('accepts latest, hashes in any case with or without 0x, and coerced integers', () => {
@@ -213,6 +208,12 @@ describe('blocks API across a reorg', () => {
       expect(single.microblocks_accepted).toEqual([...b.microblocks_accepted].reverse());
       const total = Object.values(single.microblock_tx_count as Record<string, number>).reduce((a, n) => a + n, 0);
       expect(total).toBeGreaterThan(0);
+      // each accepted microblock's count is the number of its canonical txs
+      for (const [hash, n] of Object.entries(single.microblock_tx_count as Record<string, number>)) {
+        const [c] = await svc.db.sql<{ n: number }[]>`
+          SELECT count(*)::int AS n FROM txs WHERE microblock_hash = ${hash} AND canonical AND microblock_canonical`;
+        expect(n, hash).toBe(c.n);
+      }
     }
   });
 });

@@ -7,15 +7,10 @@ import { createRequire } from 'node:module';
 import { readFixture, type FixtureLine } from './helpers/fixtures.js';
 import { startTestService, replay, type TestService } from './helpers/service.js';
 import { ChainGenerator } from '../load/generator/index.js';
+import { get } from './helpers/http.js';
 
 const require = createRequire(import.meta.url);
 const codec = require('@hirosystems/stacks-encoding-native-js') as typeof import('@hirosystems/stacks-encoding-native-js');
-
-async function get(svc: TestService, path: string): Promise<{ status: number; body: any }> {
-  const res = await fetch(svc.api + path);
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
 
 interface NodeTx {
   txid: string;

@@ -5,10 +5,11 @@
  * orders and paging against the canonical rows; a reorg changes the recent list.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applied, testPipeline } from './helpers/pipeline.js';
-import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
-import { fixtureNames, readFixture } from './helpers/fixtures.js';
+import { checkOnFixture, checkOnGeneratedChain, type DerivedTable } from './helpers/derived.js';
+import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { fixtureNames } from './helpers/fixtures.js';
 import { startTestService, type TestService, settled } from './helpers/service.js';
+import { get, getOk } from './helpers/http.js';
 import { createLogger } from '../src/logger.js';
 import { migrate } from '../src/store/migrate.js';
 import { unlockedSupply } from '../src/store/supply.js';
@@ -16,6 +17,9 @@ import { ChainGenerator } from '../load/generator/index.js';
 import type { Sql } from '../src/store/sql.js';
 
 const log = createLogger('silent');
+
+/** A list answer ({ total, results }), read item by item. */
+type ListPage = { total: number; results: Record<string, any>[] }; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** The reference's supply query: canonical mints − burns up to h, plus coinbases matured up to `mature`. */
 async function summedSupply(sql: Sql, h: number, mature: number): Promise<bigint> {
@@ -35,22 +39,28 @@ async function tipHeight(sql: Sql): Promise<number> {
   return t.h ?? 0;
 }
 
-/** Maintained supply at every height (and unanchored) equals the summed one; the tx total equals the blocks' sum. */
-async function expectMaintainedEqualsSummed(sql: Sql, label: string) {
-  const tip = await tipHeight(sql);
-  for (let h = 0; h <= tip + 1; h++) {
-    expect((await unlockedSupply(sql, { height: h, unanchored: false })).unlocked, `${label}: supply at ${h}`).toBe(
-      await summedSupply(sql, h, h),
-    );
-  }
-  expect((await unlockedSupply(sql, { unanchored: true })).unlocked, `${label}: unanchored supply`).toBe(
-    await summedSupply(sql, tip + 1, tip),
-  );
-  const [t] = await sql<{ kept: string; summed: string }[]>`
-    SELECT (SELECT n FROM tx_list_total)::text AS kept,
-      (SELECT COALESCE(sum(tx_count), 0) FROM blocks WHERE canonical)::text AS summed`;
-  expect(t.kept, `${label}: tx total`).toBe(t.summed);
-}
+/** The supply at every height (and unanchored) and the tx total: as maintained, and summed from the history. */
+const explorerFigures: DerivedTable<Record<string, bigint | string>> = {
+  name: 'stx_supply, tx_list_total',
+  read: async (sql) => {
+    const tip = await tipHeight(sql);
+    const out: Record<string, bigint | string> = {};
+    for (let h = 0; h <= tip + 1; h++) out[`supply at ${h}`] = (await unlockedSupply(sql, { height: h, unanchored: false })).unlocked;
+    out['unanchored supply'] = (await unlockedSupply(sql, { unanchored: true })).unlocked;
+    const [t] = await sql<{ n: string }[]>`SELECT n::text FROM tx_list_total`;
+    out['tx total'] = t.n;
+    return out;
+  },
+  recompute: async (sql) => {
+    const tip = await tipHeight(sql);
+    const out: Record<string, bigint | string> = {};
+    for (let h = 0; h <= tip + 1; h++) out[`supply at ${h}`] = await summedSupply(sql, h, h);
+    out['unanchored supply'] = await summedSupply(sql, tip + 1, tip);
+    const [t] = await sql<{ n: string }[]>`SELECT COALESCE(sum(tx_count), 0)::text AS n FROM blocks WHERE canonical`;
+    out['tx total'] = t.n;
+    return out;
+  },
+};
 
 describe('maintained explorer figures', () => {
   let db: TestDatabase;
@@ -60,10 +70,6 @@ describe('maintained explorer figures', () => {
   afterAll(async () => {
     await db?.drop();
   });
-
-  async function reset() {
-    await emptyChainTables(db.sql);
-  }
 
   /** Drops the maintained rows and runs the migrations again: their backfills rebuild them from what is stored. */
   async function backfilled(): Promise<{ supply: unknown[]; total: unknown[]; micro: unknown[] }> {
@@ -82,29 +88,13 @@ describe('maintained explorer figures', () => {
 
   for (const name of fixtureNames()) {
     it(`${name}: supply and tx total equal the summed figures, after a replay, a re-delivery and a backfill`, async () => {
-      await reset();
-      const pipeline = testPipeline(db.sql, log);
-      const lines = readFixture(name);
-      for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
-      await expectMaintainedEqualsSummed(db.sql, name);
-      for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
-      await expectMaintainedEqualsSummed(db.sql, `${name} (again)`);
+      await checkOnFixture(db.sql, log, name, explorerFigures);
       await backfilled();
     });
   }
 
   it('a generated chain with forks and microblock streams: equal after every block, and backfilled alike', async () => {
-    await reset();
-    const pipeline = testPipeline(db.sql, log);
-    const gen = new ChainGenerator({ blocks: 30, txsPerBlock: 5, seed: 'explorer', forks: true, forkEvery: 6, forkDepth: 2, microblockEvery: 3 });
-    let blocks = 0;
-    for await (const m of gen.messages()) {
-      expect((await applied(pipeline, m.path, m.body)).status).toBe(200);
-      if (m.path !== '/new_block') continue;
-      blocks++;
-      await expectMaintainedEqualsSummed(db.sql, `after block message ${blocks}`);
-    }
-    expect(gen.summary().orphanedBlocks).toBeGreaterThan(0);
+    await checkOnGeneratedChain(db.sql, log, { blocks: 30, txsPerBlock: 5, seed: 'explorer', forks: true, forkEvery: 6, forkDepth: 2, microblockEvery: 3 }, explorerFigures);
     const { supply } = await backfilled();
     expect(supply.length).toBeGreaterThan(20);
   });
@@ -112,11 +102,6 @@ describe('maintained explorer figures', () => {
 
 describe('GET /extended/v1/tx on a generated chain', () => {
   let svc: TestService;
-  const get = async (path: string) => {
-    const res = await fetch(svc.api + path);
-    return { status: res.status, body: (await res.json()) as { total: number; results: Record<string, any>[] } & Record<string, unknown> };
-  };
-
   beforeAll(async () => {
     svc = await startTestService();
   }, 300_000);
@@ -153,13 +138,13 @@ describe('GET /extended/v1/tx on a generated chain', () => {
                 AND (index_block_hash <> '' OR (${unanchored} AND block_height <= ${tip.h + 1}))
                 AND (${s} = '' OR sender_address = ${s})`;
             const q = `/extended/v1/tx?type=token_transfer,contract_call&unanchored=${unanchored}${s ? `&from_address=${s}` : ''}`;
-            expect((await get(q)).body.total, `${m.path} ${q}`).toBe(want.n);
+            expect((await get<ListPage>(svc, q)).body.total, `${m.path} ${q}`).toBe(want.n);
           }
         }
       }
       if (m.path !== '/new_block') continue;
       await settled(svc.observer);
-      const page = (await get('/extended/v1/tx')).body.results.map((t) => t.tx_id as string);
+      const page = (await get<ListPage>(svc, '/extended/v1/tx')).body.results.map((t) => t.tx_id as string);
       const want = (await canonical('block_height DESC, microblock_sequence DESC, tx_index DESC')).slice(0, 20).map((t) => t.tx_id);
       expect(page).toEqual(want);
       const now = new Set(page);
@@ -182,19 +167,19 @@ describe('GET /extended/v1/tx on a generated chain', () => {
     const all = await canonical('block_height DESC, microblock_sequence DESC, tx_index DESC');
     const seen: string[] = [];
     for (let offset = 0; offset < all.length; offset += 50) {
-      const { body } = await get(`/extended/v1/tx?limit=50&offset=${offset}`);
+      const { body } = await get<ListPage>(svc, `/extended/v1/tx?limit=50&offset=${offset}`);
       seen.push(...body.results.map((t) => t.tx_id as string));
     }
     expect(seen).toEqual(all.map((t) => t.tx_id));
-    const asc = await get(`/extended/v1/tx?limit=50&order=asc`);
+    const asc = await get<ListPage>(svc, `/extended/v1/tx?limit=50&order=asc`);
     expect(asc.body.results.map((t) => t.tx_id)).toEqual([...all].reverse().slice(0, 50).map((t) => t.tx_id));
   });
 
   it('sorts by fee and burn block time with the height tie-breakers', async () => {
     const byFee = await canonical('fee_rate DESC, block_height DESC, microblock_sequence DESC, tx_index DESC');
-    expect((await get('/extended/v1/tx?sort_by=fee&limit=30')).body.results.map((t) => t.tx_id)).toEqual(byFee.slice(0, 30).map((t) => t.tx_id));
+    expect((await get<ListPage>(svc, '/extended/v1/tx?sort_by=fee&limit=30')).body.results.map((t) => t.tx_id)).toEqual(byFee.slice(0, 30).map((t) => t.tx_id));
     const byTime = await canonical('burn_block_time ASC, block_height ASC, microblock_sequence ASC, tx_index ASC');
-    expect((await get('/extended/v1/tx?sort_by=burn_block_time&order=asc&limit=30')).body.results.map((t) => t.tx_id)).toEqual(
+    expect((await get<ListPage>(svc, '/extended/v1/tx?sort_by=burn_block_time&order=asc&limit=30')).body.results.map((t) => t.tx_id)).toEqual(
       byTime.slice(0, 30).map((t) => t.tx_id),
     );
   });
@@ -203,7 +188,7 @@ describe('GET /extended/v1/tx on a generated chain', () => {
     const all = await canonical('block_height DESC, microblock_sequence DESC, tx_index DESC');
     const check = async (query: string, keep: (t: (typeof all)[number]) => boolean) => {
       const want = all.filter(keep);
-      const { status, body } = await get(`/extended/v1/tx?limit=50&${query}`);
+      const { status, body } = await get<ListPage>(svc, `/extended/v1/tx?limit=50&${query}`);
       expect(status, query).toBe(200);
       expect(body.total, query).toBe(want.length);
       expect(body.results.map((t) => t.tx_id), query).toEqual(want.slice(0, 50).map((t) => t.tx_id));
@@ -227,18 +212,18 @@ describe('GET /extended/v1/tx on a generated chain', () => {
     await check(`start_time=${mid}`, (t) => t.burn_block_time >= mid);
     await check(`end_time=${mid}&type=coinbase`, (t) => t.burn_block_time <= mid && t.tx_type === 'coinbase');
     // 0 filters nothing, as in the reference
-    expect((await get('/extended/v1/tx?nonce=0')).body.total).toBe((await get('/extended/v1/tx')).body.total);
+    expect((await get<ListPage>(svc, '/extended/v1/tx?nonce=0')).body.total).toBe((await get(svc, '/extended/v1/tx')).body.total);
   });
 
   it('rejects malformed filters with a 400', async () => {
     for (const q of ['type=foo', 'from_address=notanaddress', 'to_address=x', 'contract_id=zz', 'nonce=-1', 'sort_by=x', 'order=up', 'limit=51', 'start_time=abc']) {
-      expect((await get(`/extended/v1/tx?${q}`)).status, q).toBe(400);
+      expect((await get<ListPage>(svc, `/extended/v1/tx?${q}`)).status, q).toBe(400);
     }
   });
 
   it('unanchored adds the unconfirmed microblock txs on top', async () => {
-    const anchored = await get('/extended/v1/tx?limit=50');
-    const withStream = await get('/extended/v1/tx?limit=50&unanchored=true');
+    const anchored = await get<ListPage>(svc, '/extended/v1/tx?limit=50');
+    const withStream = await get<ListPage>(svc, '/extended/v1/tx?limit=50&unanchored=true');
     const [n] = await svc.db.sql<{ n: number }[]>`
       SELECT count(*)::int AS n FROM txs WHERE index_block_hash = '' AND canonical AND microblock_canonical`;
     expect(withStream.body.total).toBe(anchored.body.total + n.n);
@@ -257,10 +242,7 @@ describe('GET /extended/v1/tx on a generated chain', () => {
     const [contract] = await sql<{ id: string }[]>`
       SELECT smart_contract_contract_id AS id FROM txs WHERE smart_contract_contract_id IS NOT NULL AND canonical LIMIT 1`;
     const [sender] = await sql<{ a: string }[]>`SELECT sender_address AS a FROM txs LIMIT 1`;
-    const search = async (term: string, query = '') => {
-      const res = await fetch(`${svc.api}/extended/v1/search/${encodeURIComponent(term)}${query}`);
-      return { status: res.status, body: (await res.json()) as { found: boolean; result: Record<string, any> } };
-    };
+    const search = (term: string, query = '') => get<{ found: boolean; result: Record<string, any> }>(svc, `/extended/v1/search/${encodeURIComponent(term)}${query}`); // eslint-disable-line @typescript-eslint/no-explicit-any
     expect((await search(tx.tx_id)).body.result.entity_type).toBe('tx_id');
     const withMeta = await search(tx.tx_id.slice(2).toUpperCase(), '?include_metadata=true');
     expect(withMeta.body.result.entity_id).toBe(tx.tx_id);
@@ -273,21 +255,33 @@ describe('GET /extended/v1/tx on a generated chain', () => {
     const addr = await search(` ${sender.a}`, '?include_metadata=true');
     expect(addr.body.result).toMatchObject({ entity_type: 'standard_address', entity_id: sender.a });
     expect(addr.body.result.metadata.balance).toMatch(/^-?\d+$/);
+    // the balance the address's own answer gives
+    expect(addr.body.result.metadata.balance).toBe((await get(svc, `/extended/v1/address/${sender.a}/stx`)).body.balance);
     expect((await search('0x' + 'f'.repeat(64))).status).toBe(404);
     expect((await search('notanaddress')).status).toBe(404);
   });
 
   it('microblocks: the list pages txs (limit counts txs) and each microblock lists its canonical txs', async () => {
-    const all = (await get('/extended/v1/microblock?limit=200')).body.results as unknown as { microblock_hash: string; txs: string[] }[];
-    expect(all.length).toBeGreaterThan(0);
+    const all = (await get<ListPage>(svc, '/extended/v1/microblock?limit=200')).body.results as unknown as { microblock_hash: string; txs: string[] }[];
+    // the same page from the txs table: the newest 200 canonical microblock txs, grouped by microblock in list order
+    const rows = await svc.db.sql<{ microblock_hash: string; tx_id: string }[]>`
+      SELECT microblock_hash, tx_id FROM txs WHERE microblock_hash <> '' AND canonical AND microblock_canonical
+      ORDER BY block_height DESC, microblock_sequence DESC, tx_index DESC LIMIT 200`;
+    const want: { microblock_hash: string; txs: string[] }[] = [];
+    for (const r of rows) {
+      if (want.at(-1)?.microblock_hash !== r.microblock_hash) want.push({ microblock_hash: r.microblock_hash, txs: [] });
+      want.at(-1)!.txs.push(r.tx_id);
+    }
+    expect(want.length).toBeGreaterThan(1);
+    expect(all.map((m) => ({ microblock_hash: m.microblock_hash, txs: m.txs }))).toEqual(want);
     const txCount = all.reduce((n, m) => n + m.txs.length, 0);
-    const one = (await get('/extended/v1/microblock?limit=1')).body.results as unknown as { txs: string[] }[];
+    const one = (await get<ListPage>(svc, '/extended/v1/microblock?limit=1')).body.results as unknown as { txs: string[] }[];
     expect(one).toHaveLength(1);
     expect(one[0].txs).toHaveLength(1);
-    const firstTxs = (await get(`/extended/v1/microblock?limit=${txCount}`)).body.results as unknown as { txs: string[] }[];
+    const firstTxs = (await get<ListPage>(svc, `/extended/v1/microblock?limit=${txCount}`)).body.results as unknown as { txs: string[] }[];
     expect(firstTxs.reduce((n, m) => n + m.txs.length, 0)).toBe(txCount);
     const m = all[0];
-    const single = await fetch(`${svc.api}/extended/v1/microblock/${m.microblock_hash.toUpperCase().replace('0X', '0x')}`);
-    expect(((await single.json()) as { txs: string[] }).txs).toEqual(m.txs);
+    const single = await getOk<{ txs: string[] }>(svc, `/extended/v1/microblock/${m.microblock_hash.toUpperCase().replace('0X', '0x')}`);
+    expect(single.txs).toEqual(m.txs);
   });
 });

@@ -8,16 +8,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFixture } from './helpers/fixtures.js';
-import { startTestService, type TestService, settled } from './helpers/service.js';
+import { startTestService, type TestService } from './helpers/service.js';
 import { sqlDir } from '../src/store/migrate.js';
+import { deliver, get } from './helpers/http.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-async function get(svc: TestService, p: string): Promise<{ status: number; body: Json }> {
-  const res = await fetch(svc.api + p, { redirect: 'manual' });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
 
 const lines = readFixture('fuzzed-transactions-1');
 const blockMsgs: Json[] = lines.filter((l) => l.path === '/new_block').map((l) => JSON.parse(l.body));
@@ -120,17 +115,12 @@ describe('Nakamoto views on fuzzed-transactions-1', () => {
     const sigsB = [hex('b1', 65)];
     const f12 = forkBlock(b11, { height: 12, id: 'f', burnHash: burnX, burnHeight: 245, time: now - 20, sigs: sigsA.map((s) => s.slice(2).toUpperCase()), tenure: 41 });
     const f13 = forkBlock(f12, { height: 13, id: 'e', burnHash: burnX, burnHeight: 245, time: now - 10, sigs: sigsB, tenure: 41 });
-    const post = async (b: Json) => {
-      const res = await fetch(svc.observer + '/new_block', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(b) });
-      await settled(svc.observer);
-      return res;
-    };
     // the sibling alone does not win (first seen at equal height); its signatures are not served
-    expect((await post(f12)).status).toBe(200);
+    expect((await deliver(svc, '/new_block', f12)).status).toBe(200);
     expect((await get(svc, `/extended/v2/blocks/${f12.index_block_hash}/signer-signatures`)).body).toMatchObject({ total: 0, results: [] });
     expect((await get(svc, '/extended/v2/blocks/12/signer-signatures')).body.total).toBe(3);
     // the branch grows past the tip: reorg
-    expect((await post(f13)).status).toBe(200);
+    expect((await deliver(svc, '/new_block', f13)).status).toBe(200);
     const at12 = await get(svc, '/extended/v2/blocks/12/signer-signatures');
     expect(at12.body).toEqual({ limit: 500, offset: 0, total: 2, results: sigsA });
     expect((await get(svc, `/extended/v2/blocks/${b12.block_hash}/signer-signatures`)).body).toMatchObject({ total: 0, results: [] });

@@ -10,8 +10,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
-import { replay, startTestService, type TestService, settled } from './helpers/service.js';
-import { poxPrint } from './helpers/pox-print.js';
+import { replay, startTestService, type TestService } from './helpers/service.js';
+import { poxOpBlock, poxPrint } from './helpers/pox-print.js';
 import { createLogger } from '../src/logger.js';
 import { ChainGenerator } from '../load/generator/index.js';
 import { sqlDir } from '../src/store/migrate.js';
@@ -20,16 +20,11 @@ import { codec } from '../src/chain/native.js';
 import { isValidBitcoinAddress, poxAddressToBtc, stacksToBtcAddress } from '../src/chain/btc-address.js';
 import { stackedPercent } from '../src/views/pox.js';
 import type { Sql } from '../src/store/sql.js';
+import { deliverOk, get } from './helpers/http.js';
 
 const log = createLogger('silent');
 const hex32 = () => '0x' + randomBytes(32).toString('hex');
 const testnetAddress = () => codec.stacksAddressFromParts(26, randomBytes(20));
-
-async function get(base: string, p: string): Promise<{ status: number; body: any }> {
-  const res = await fetch(base + p);
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
 
 describe('address helpers', () => {
   it('validates BTC addresses as bitcoinjs does and encodes PoX addresses on both networks', () => {
@@ -231,8 +226,6 @@ describe('derived stacking tables: reorgs and backfill', () => {
 
 describe('pool delegations through the service', () => {
   const SCENARIO = 'regtest-env-pox-4-stack-stx-in-reward-phase-S1';
-  const POX4 = 'ST000000000000000000002AMW42H.pox-4';
-  const SENDER = { address: 'ST1Z7V02CJRY3G5R2RDG7SFAZA8VGH0Y44NC2NAJN', address_hash_bytes: '0x7e7d804c963c381702c3607cbd5f52370883c425', address_version: 26 };
   const POOL = testnetAddress();
   const OTHER_POOL = testnetAddress();
   const [S1, S2, S3, S4, S5] = Array.from({ length: 5 }, testnetAddress);
@@ -251,46 +244,10 @@ describe('pool delegations through the service', () => {
   const revoke = (stacker: string, pool: string) =>
     poxPrint('revoke-delegate-stx', stacker, { 'delegate-to': cv.principal(pool), 'end-cycle-id': cv.none(), 'start-cycle-id': cv.uint(7n) });
 
-  /** The next block: one tx per print value (each a burnchain op tx the way test/pox-lock.test.ts builds them). */
+  /** The next block: one tx per print value (each a burnchain op tx, test/helpers/pox-print.ts). */
   async function nextBlock(prints: string[]): Promise<{ height: number; txids: string[] }> {
-    const txids = prints.map(() => hex32());
-    const body = {
-      ...tip,
-      block_hash: hex32(),
-      index_block_hash: hex32(),
-      parent_block_hash: tip.block_hash,
-      parent_index_block_hash: tip.index_block_hash,
-      block_height: tip.block_height + 1,
-      matured_miner_rewards: [],
-      reward_set: null,
-      cycle_number: null,
-      transactions: txids.map((txid, i) => ({
-        txid,
-        tx_index: i,
-        status: 'success',
-        raw_result: '0x0703',
-        raw_tx: '0x00',
-        contract_abi: null,
-        burnchain_op: {
-          stack_stx: {
-            auth_id: 1, burn_block_height: tip.burn_block_height, burn_header_hash: 'aa'.repeat(32), burn_txid: txid.slice(2),
-            max_amount: 1000, num_cycles: 1, reward_addr: 'tb1pf4x64urhdsdmadxxhv2wwjv6e3evy59auu2xaauu3vz3adxtskfschm453',
-            sender: SENDER, signer_key: '03' + '11'.repeat(32), stacked_ustx: 1000, vtxindex: 1 + i,
-          },
-        },
-        execution_cost: { read_count: 1, read_length: 2, runtime: 3, write_count: 4, write_length: 5 },
-        microblock_sequence: null,
-        microblock_hash: null,
-        microblock_parent_hash: null,
-      })),
-      events: txids.map((txid, i) => ({
-        txid, event_index: i, committed: true, type: 'contract_event',
-        contract_event: { contract_identifier: POX4, topic: 'print', value: null, raw_value: prints[i] },
-      })),
-    };
-    const res = await fetch(`${svc.observer}/new_block`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    expect(res.status, await res.text()).toBe(200);
-    await settled(svc.observer);
+    const { body, txids } = poxOpBlock(tip, prints);
+    await deliverOk(svc, '/new_block', body);
     tip = body;
     return { height: body.block_height, txids };
   }

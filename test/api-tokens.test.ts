@@ -7,12 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService, settled } from './helpers/service.js';
 import { ChainGenerator } from '../load/generator/index.js';
-
-async function get(svc: TestService, path: string): Promise<{ status: number; body: any }> {
-  const res = await fetch(svc.api + path);
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
+import { get } from './helpers/http.js';
 
 /** Every item of a paged list, fetched `limit` at a time. */
 async function all(svc: TestService, path: string, limit: number): Promise<{ total: number; results: any[] }> {

@@ -5,14 +5,15 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFixture, type FixtureLine } from './helpers/fixtures.js';
 import { startTestService, replay, type TestService, settled } from './helpers/service.js';
+import { get } from './helpers/http.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- loosely typed JSON answers
 type Json = Record<string, any>;
 
-async function get(svc: TestService, path: string): Promise<{ status: number; body: Json; location: string | null }> {
-  const res = await fetch(svc.api + path, { redirect: 'manual' });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null, location: res.headers.get('location') };
+/** The ids the mempool holds (not pruned: mined, dropped or replaced), from the table, sorted. */
+async function storedPending(svc: TestService): Promise<string[]> {
+  const rows = await svc.db.sql<{ tx_id: string }[]>`SELECT tx_id FROM mempool_txs WHERE NOT pruned ORDER BY tx_id`;
+  return rows.map((r) => r.tx_id);
 }
 
 async function mempoolIds(svc: TestService, query = ''): Promise<string[]> {
@@ -106,6 +107,7 @@ describe('tx routes over a replayed chain (regtest pox-4)', () => {
     await replayUntil((l) => l.path === '/new_mempool_tx');
     const pending = await mempoolIds(svc);
     expect(pending.length).toBeGreaterThan(0);
+    expect([...pending].sort()).toEqual(await storedPending(svc));
     const id = pending[0];
     const before = await get(svc, `/extended/v1/tx/${id}`);
     expect(before.status).toBe(200);
@@ -135,6 +137,7 @@ describe('tx routes over a replayed chain (regtest pox-4)', () => {
       pending = await mempoolIds(svc);
     }
     expect(pending.length).toBeGreaterThan(0);
+    expect([...pending].sort()).toEqual(await storedPending(svc));
     const id = pending[0];
     const replacement = '0x' + 'ee'.repeat(32);
     const res = await fetch(svc.observer + '/drop_mempool_tx', {

@@ -10,19 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, replay, type TestService } from './helpers/service.js';
 import { fixtureNames, readFixture } from './helpers/fixtures.js';
 import { fetchAnswerChecker, type AnswerCheck } from './helpers/openapi-validate.js';
+import { get } from './helpers/http.js';
 import { decodeTx } from '../src/chain/tx.js';
 import { principalTxJson } from '../src/views/v3.js';
 import type { PrincipalTxV3Row } from '../src/store/principals-v3.js';
 
 type Json = any;
-
-async function getJson(svc: TestService, path: string, check?: AnswerCheck): Promise<{ status: number; body: Json }> {
-  const res = await fetch(svc.api + path);
-  const text = await res.text();
-  const body = text ? JSON.parse(text) : null;
-  if (check) expect(check('GET', path, res.status, body, res.headers.get('content-type')), path).toBeUndefined();
-  return { status: res.status, body };
-}
 
 const sep = (path: string) => (path.includes('?') ? '&' : '?');
 
@@ -34,7 +27,7 @@ async function walkV3(svc: TestService, path: string, limit: number, check: Answ
   let total = -1;
   let pages = 0;
   for (;;) {
-    const r = await getJson(svc, `${path}${sep(path)}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, check);
+    const r: { status: number; body: Json } = await get(svc, `${path}${sep(path)}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { check });
     expect(r.status, path).toBe(200);
     const b = r.body;
     expect(b.limit).toBe(limit);
@@ -66,7 +59,7 @@ async function walkV3(svc: TestService, path: string, limit: number, check: Answ
 async function walkOffset(svc: TestService, path: string, limit: number): Promise<Json[]> {
   const items: Json[] = [];
   for (let offset = 0; ; offset += limit) {
-    const r = await getJson(svc, `${path}${sep(path)}limit=${limit}&offset=${offset}`);
+    const r = await get(svc, `${path}${sep(path)}limit=${limit}&offset=${offset}`);
     expect(r.status, path).toBe(200);
     items.push(...r.body.results);
     if (r.body.results.length < limit) break;
@@ -195,7 +188,7 @@ describe.each(fixtureNames())('v3 principals on %s, against v1/v2', (name) => {
   it('balance changes: what the fee and the principal\'s events add up to, per tx and across txs', async () => {
     let changes = 0;
     for (const p of principals) {
-      const list = (await getJson(svc, `/extended/v3/principals/${p}/transactions?limit=30`)).body.results as Json[];
+      const list = (await get(svc, `/extended/v3/principals/${p}/transactions?limit=30`)).body.results as Json[];
       const perTx: Json[] = [];
       for (const row of list) {
         const t = row.transaction;
@@ -237,7 +230,7 @@ describe.each(fixtureNames())('v3 principals on %s, against v1/v2', (name) => {
       const across = await walkV3(svc, `/extended/v3/principals/${p}/balance-changes?tx_id=${ids.join(',')}`, 3, check);
       expect(across.items, p).toEqual(perTx);
       // repeated form, one page
-      const repeated = await getJson(svc, `/extended/v3/principals/${p}/balance-changes?${ids.slice(0, 5).map((i) => `tx_id=${i}`).join('&')}&limit=50`, check);
+      const repeated = await get(svc, `/extended/v3/principals/${p}/balance-changes?${ids.slice(0, 5).map((i) => `tx_id=${i}`).join('&')}&limit=50`, { check });
       expect(repeated.body.results).toEqual(perTx.filter((c) => ids.slice(0, 5).includes(c.tx_id)));
     }
     expect(changes).toBeGreaterThan(0);
@@ -245,8 +238,8 @@ describe.each(fixtureNames())('v3 principals on %s, against v1/v2', (name) => {
 
   it('balances: STX as v2 (with the mempool), FT as v2 (largest first), NFT as v1 holdings', async () => {
     for (const p of principals) {
-      const v2 = (await getJson(svc, `/extended/v2/addresses/${p}/balances/stx?include_mempool=true`)).body;
-      const v3 = (await getJson(svc, `/extended/v3/principals/${p}/balances/stx`, check)).body;
+      const v2 = (await get(svc, `/extended/v2/addresses/${p}/balances/stx?include_mempool=true`)).body;
+      const v3 = (await get(svc, `/extended/v3/principals/${p}/balances/stx`, { check })).body;
       const locked = big(v2.locked);
       expect(v3.balance, p).toBe(v2.balance);
       expect(big(v3.available)).toBe(big(v2.balance) - locked);
@@ -282,11 +275,11 @@ describe.each(fixtureNames())('v3 principals on %s, against v1/v2', (name) => {
         expect(big(a.balance) > big(b.balance) || (a.balance === b.balance && a.asset_identifier < b.asset_identifier)).toBe(true);
       }
       for (const f of ft.slice(0, 5)) {
-        const one = await getJson(svc, `/extended/v3/principals/${p}/balances/ft/${f.asset_identifier}`, check);
+        const one = await get(svc, `/extended/v3/principals/${p}/balances/ft/${f.asset_identifier}`, { check });
         expect(one.body).toEqual(f);
       }
       const absent = 'SP000000000000000000002Q6VF78.no-such-token::nothing';
-      expect((await getJson(svc, `/extended/v3/principals/${p}/balances/ft/${absent}`, check)).body).toEqual({ asset_identifier: absent, balance: '0' });
+      expect((await get(svc, `/extended/v3/principals/${p}/balances/ft/${absent}`, { check })).body).toEqual({ asset_identifier: absent, balance: '0' });
 
       const nftV1 = await walkOffset(svc, `/extended/v1/tokens/nft/holdings?principal=${p}`, 200);
       const nft = (await walkV3(svc, `/extended/v3/principals/${p}/balances/nft`, 2, check)).items;
@@ -301,12 +294,12 @@ describe.each(fixtureNames())('v3 principals on %s, against v1/v2', (name) => {
   it('nonces as v1 (addresses only), pending transactions as v1 address mempool', async () => {
     for (const p of principals) {
       if (p.includes('.')) {
-        const r = await getJson(svc, `/extended/v3/principals/${p}/nonces`, check);
+        const r = await get(svc, `/extended/v3/principals/${p}/nonces`, { check });
         expect(r.status).toBe(400);
         expect(r.body.message).toContain('params/principal must be a Stacks address');
       } else {
-        const v1 = (await getJson(svc, `/extended/v1/address/${p}/nonces`)).body;
-        const v3 = (await getJson(svc, `/extended/v3/principals/${p}/nonces`, check)).body;
+        const v1 = (await get(svc, `/extended/v1/address/${p}/nonces`)).body;
+        const v3 = (await get(svc, `/extended/v3/principals/${p}/nonces`, { check })).body;
         expect(v3, p).toEqual({
           next_nonce: v1.possible_next_nonce,
           last_confirmed_nonce: v1.last_executed_tx_nonce,
@@ -432,22 +425,22 @@ describe('v3 principals: parameters', () => {
       [`/extended/v3/principals/${p}.contract/nonces`, 'params/principal must be a Stacks address (S, then P, M, T or N, then 26 to 39 c32 characters: digits and upper-case letters except I, L, O and U); a contract id is not accepted here'],
     ];
     for (const [path, message] of cases) {
-      const r = await getJson(svc, path);
+      const r = await get(svc, path);
       expect(r.status, path).toBe(400);
       expect(r.body.message, path).toContain(message);
     }
     const many = Array.from({ length: 51 }, (_, i) => '0x' + i.toString(16).padStart(64, '0')).join(',');
-    const r = await getJson(svc, `/extended/v3/principals/${p}/balance-changes?tx_id=${many}`);
+    const r = await get(svc, `/extended/v3/principals/${p}/balance-changes?tx_id=${many}`);
     expect([r.status, r.body.message]).toEqual([400, 'querystring/tx_id must NOT have more than 50 items']);
   });
 
   it('a cursor is a position: one naming no row starts at the next row after it, `h:0:0` at height h', async () => {
-    const all = (await getJson(svc, `/extended/v3/principals/${p}/transactions?limit=50`)).body.results as Json[];
+    const all = (await get(svc, `/extended/v3/principals/${p}/transactions?limit=50`)).body.results as Json[];
     expect(all.length).toBeGreaterThan(3);
     const pos = (t: Json) => [t.transaction.block.height, t.transaction.block.tx_index];
     // a position between two rows
     const [h, i] = pos(all[1]);
-    const between = await getJson(svc, `/extended/v3/principals/${p}/transactions?cursor=${h}:2147483647:${i + 1}`);
+    const between = await get(svc, `/extended/v3/principals/${p}/transactions?cursor=${h}:2147483647:${i + 1}`);
     expect(between.status).toBe(200);
     const want = all.filter((t) => {
       const [bh, bi] = pos(t);
@@ -456,21 +449,21 @@ describe('v3 principals: parameters', () => {
     expect(between.body.results.map((t: Json) => t.transaction.tx_id)).toEqual(want.slice(0, 20).map((t) => t.transaction.tx_id));
     // h:0:0 → from the newest row of height h
     const top = all[0].transaction.block.height;
-    const fromHeight = await getJson(svc, `/extended/v3/principals/${p}/transactions?cursor=${top}:0:0`);
+    const fromHeight = await get(svc, `/extended/v3/principals/${p}/transactions?cursor=${top}:0:0`);
     expect(fromHeight.body.results[0].transaction.tx_id).toBe(all[0].transaction.tx_id);
     // past the columns' ranges: from the newest row
-    const huge = await getJson(svc, `/extended/v3/principals/${p}/transactions?cursor=${'9'.repeat(30)}:${'9'.repeat(12)}:${'9'.repeat(12)}`);
+    const huge = await get(svc, `/extended/v3/principals/${p}/transactions?cursor=${'9'.repeat(30)}:${'9'.repeat(12)}:${'9'.repeat(12)}`);
     expect(huge.status).toBe(200);
     expect(huge.body.results[0].transaction.tx_id).toBe(all[0].transaction.tx_id);
-    const hugeIndex = await getJson(svc, `/extended/v3/principals/${p}/transactions?cursor=${h}:2147483647:${'9'.repeat(12)}`);
+    const hugeIndex = await get(svc, `/extended/v3/principals/${p}/transactions?cursor=${h}:2147483647:${'9'.repeat(12)}`);
     expect(hugeIndex.body.results[0].transaction.tx_id).toBe(all.find((t) => t.transaction.block.height === h)!.transaction.tx_id);
     // past every row: empty, total 0
-    const past = await getJson(svc, `/extended/v3/principals/${p}/transactions?cursor=0:0:0`);
+    const past = await get(svc, `/extended/v3/principals/${p}/transactions?cursor=0:0:0`);
     expect(past.body).toEqual({ limit: 20, total: 0, cursor: { next: null, previous: null, current: null }, results: [] });
     // defaults
-    expect((await getJson(svc, `/extended/v3/principals/${p}/balances/ft`)).body.limit).toBe(100);
-    expect((await getJson(svc, `/extended/v3/principals/${p}/balances/nft`)).body.limit).toBe(100);
-    expect((await getJson(svc, `/extended/v3/principals/${p}/mempool/transactions`)).body.limit).toBe(20);
+    expect((await get(svc, `/extended/v3/principals/${p}/balances/ft`)).body.limit).toBe(100);
+    expect((await get(svc, `/extended/v3/principals/${p}/balances/nft`)).body.limit).toBe(100);
+    expect((await get(svc, `/extended/v3/principals/${p}/mempool/transactions`)).body.limit).toBe(20);
   });
 });
 
@@ -507,13 +500,13 @@ describe('v3 principals: holdings order and cursors', () => {
       { asset_identifier: token('f'), balance: '9' },
     ]);
     expect(all.total).toBe(5);
-    const page = (await getJson(svc, `/extended/v3/principals/${who}/balances/ft?limit=2&cursor=${encodeURIComponent(`10:${token('b')}`)}`, check)).body;
+    const page = (await get(svc, `/extended/v3/principals/${who}/balances/ft?limit=2&cursor=${encodeURIComponent(`10:${token('b')}`)}`, { check })).body;
     expect(page.results.map((r: Json) => r.asset_identifier)).toEqual([token('b'), token('d')]);
     expect(page.cursor).toEqual({ next: `9:${token('f')}`, previous: `100:${token('c')}`, current: `10:${token('b')}` });
     // a position between rows: balance 50 comes after 100 and before the 10s
-    const between = (await getJson(svc, `/extended/v3/principals/${who}/balances/ft?limit=1&cursor=50:x`, check)).body;
+    const between = (await get(svc, `/extended/v3/principals/${who}/balances/ft?limit=1&cursor=50:x`, { check })).body;
     expect(between.results).toEqual([{ asset_identifier: token('a'), balance: '10' }]);
-    expect((await getJson(svc, `/extended/v3/principals/${who}/balances/ft/${token('e')}`, check)).body.balance).toBe('0');
+    expect((await get(svc, `/extended/v3/principals/${who}/balances/ft/${token('e')}`, { check })).body.balance).toBe('0');
   });
 
   it('NFT: by identifier, then value byte-wise', async () => {
@@ -527,7 +520,7 @@ describe('v3 principals: holdings order and cursors', () => {
     ]);
     expect(all.items.map((r) => r.value.repr)).toEqual(['u255', '0x01', '0x02', '0x0100', '0']);
     // from a cursor: previous is the row two back, next the row after the page
-    const page = (await getJson(svc, `/extended/v3/principals/${who}/balances/nft?limit=2&cursor=0x020000000102:SP000000000000000000002Q6VF78.nft-x::n`, check)).body;
+    const page = (await get(svc, `/extended/v3/principals/${who}/balances/nft?limit=2&cursor=0x020000000102:SP000000000000000000002Q6VF78.nft-x::n`, { check })).body;
     expect(page.cursor).toEqual({
       next: '0x0000000000000000000000000000000000:SP000000000000000000002Q6VF78.nft-y::n',
       previous: '0x01000000000000000000000000000000ff:SP000000000000000000002Q6VF78.nft-w::n',
@@ -572,21 +565,21 @@ describe('v3 principals: paging while blocks arrive', () => {
       for (const s of senders) blocksSending.set(s, (blocksSending.get(s) ?? 0) + 1);
     }
     const [p] = [...blocksSending.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0];
-    const held = (await getJson(svc, `/extended/v3/principals/${p}/transactions?limit=1`)).body.total;
+    const held = (await get(svc, `/extended/v3/principals/${p}/transactions?limit=1`)).body.total;
     expect(held, 'several pages of it before the walk').toBeGreaterThan(12);
     const limit = 4;
 
     // cursor walk, a block replayed before each page
-    const first = (await getJson(svc, `/extended/v3/principals/${p}/transactions?limit=${limit}`)).body;
+    const first = (await get(svc, `/extended/v3/principals/${p}/transactions?limit=${limit}`)).body;
     const start = first.cursor.current as string;
     const walked: string[] = first.results.map((r: Json) => r.transaction.tx_id);
     let cursor = first.cursor.next as string | null;
     let grew = 0;
     while (cursor) {
-      const before = (await getJson(svc, `/extended/v3/principals/${p}/transactions?limit=1`)).body.total;
+      const before = (await get(svc, `/extended/v3/principals/${p}/transactions?limit=1`)).body.total;
       await nextBlock();
-      grew += (await getJson(svc, `/extended/v3/principals/${p}/transactions?limit=1`)).body.total - before;
-      const page = (await getJson(svc, `/extended/v3/principals/${p}/transactions?limit=${limit}&cursor=${cursor}`)).body;
+      grew += (await get(svc, `/extended/v3/principals/${p}/transactions?limit=1`)).body.total - before;
+      const page = (await get(svc, `/extended/v3/principals/${p}/transactions?limit=${limit}&cursor=${cursor}`)).body;
       walked.push(...page.results.map((r: Json) => r.transaction.tx_id));
       cursor = page.cursor.next;
     }
@@ -601,7 +594,7 @@ describe('v3 principals: paging while blocks arrive', () => {
     // the same with offsets on the v2 list while blocks keep arriving: rows pushed down by new ones come again
     const byOffset: string[] = [];
     for (let offset = 0; ; offset += limit) {
-      const page = (await getJson(svc, `/extended/v2/addresses/${p}/transactions?limit=${limit}&offset=${offset}`)).body;
+      const page = (await get(svc, `/extended/v2/addresses/${p}/transactions?limit=${limit}&offset=${offset}`)).body;
       byOffset.push(...page.results.map((r: Json) => r.tx.tx_id));
       if (page.results.length < limit) break;
       await nextBlock();

@@ -6,16 +6,12 @@
  * lock of its address, counted and sorted whole). The counts equal the canonical history after every block, after a
  * re-delivery and after their backfill.
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applied, readAfterReplayTwice, testPipeline } from './helpers/pipeline.js';
-import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
-import { fixtureNames, readFixture } from './helpers/fixtures.js';
+import { checkOnFixture, checkOnGeneratedChain, expectBackfillEquals, migrationBackfill, type DerivedTable } from './helpers/derived.js';
+import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { fixtureNames } from './helpers/fixtures.js';
 import { createLogger } from '../src/logger.js';
-import { sqlDir } from '../src/store/migrate.js';
 import { principalAssetEvents } from '../src/store/principal-txs.js';
-import { ChainGenerator } from '../load/generator/index.js';
 import type { Sql } from '../src/store/sql.js';
 
 const log = createLogger('silent');
@@ -51,6 +47,13 @@ async function countsFromHistory(sql: Sql): Promise<string[]> {
     ) d GROUP BY p ORDER BY 1`;
   return rows.map((r) => r.l);
 }
+
+const assetEventCounts: DerivedTable<string[]> = {
+  name: 'asset_event_counts',
+  read: countsNow,
+  recompute: countsFromHistory,
+  backfill: migrationBackfill(['asset_event_counts'], ['0110_asset_event_counts.sql']),
+};
 
 /** Pages, totals and height cuts of the busiest principals against the plain statement; returns the rows compared. */
 async function pagesAgree(sql: Sql): Promise<number> {
@@ -90,44 +93,29 @@ describe('assets: maintained counts and bounded pages', () => {
     await db?.drop();
   });
 
-  async function backfilled(): Promise<string[]> {
-    await db.sql`TRUNCATE asset_event_counts`;
-    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0110_asset_event_counts.sql'), 'utf8'));
-    return countsNow(db.sql);
-  }
-
   for (const name of fixtureNames()) {
     it(`${name}: pages and totals equal the plain statement; counts equal the history, after a re-delivery and their backfill`, async () => {
-      const once = await readAfterReplayTwice(db.sql, log, readFixture(name), () => emptyChainTables(db.sql), () => countsNow(db.sql));
-      expect(once).toEqual(await countsFromHistory(db.sql));
+      await checkOnFixture(db.sql, log, name, assetEventCounts);
       expect(await pagesAgree(db.sql)).toBeGreaterThan(0);
-      expect(await backfilled()).toEqual(once);
     });
   }
 
   it('a generated chain with forks and microblock streams: counts after every block, pages with the unconfirmed stream', async () => {
-    await emptyChainTables(db.sql);
-    const pipeline = testPipeline(db.sql, log);
-    const gen = new ChainGenerator({ blocks: 50, txsPerBlock: 8, seed: 'assets', forks: true, forkEvery: 6, forkDepth: 2, microblockEvery: 3 });
-    let blocks = 0;
     let unconfirmedSeen = false;
-    for await (const m of gen.messages()) {
-      expect((await applied(pipeline, m.path, m.body)).status).toBe(200);
-      if (m.path === '/new_microblocks' && !unconfirmedSeen) {
-        const [{ n }] = await db.sql<{ n: number }[]>`
-          SELECT count(*)::int AS n FROM events WHERE index_block_hash = '' AND canonical AND microblock_canonical AND sender IS NOT NULL`;
-        if (n > 0) {
-          unconfirmedSeen = true;
-          expect(await pagesAgree(db.sql)).toBeGreaterThan(0);
-        }
+    // the pages, once, while the unconfirmed stream has asset events
+    const onMessage = async (m: { path: string }) => {
+      if (m.path !== '/new_microblocks' || unconfirmedSeen) return;
+      const [{ n }] = await db.sql<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM events WHERE index_block_hash = '' AND canonical AND microblock_canonical AND sender IS NOT NULL`;
+      if (n > 0) {
+        unconfirmedSeen = true;
+        expect(await pagesAgree(db.sql)).toBeGreaterThan(0);
       }
-      if (m.path !== '/new_block') continue;
-      blocks++;
-      expect(await countsNow(db.sql), `after block message ${blocks}`).toEqual(await countsFromHistory(db.sql));
-    }
-    expect(gen.summary().orphanedBlocks).toBeGreaterThan(0);
+    };
+    const gen = { blocks: 50, txsPerBlock: 8, seed: 'assets', forks: true, forkEvery: 6, forkDepth: 2, microblockEvery: 3 };
+    await checkOnGeneratedChain(db.sql, log, gen, assetEventCounts, { onMessage });
     expect(unconfirmedSeen).toBe(true);
     expect(await pagesAgree(db.sql)).toBeGreaterThan(50);
-    expect(await backfilled()).toEqual(await countsNow(db.sql));
+    await expectBackfillEquals(db.sql, assetEventCounts);
   });
 });

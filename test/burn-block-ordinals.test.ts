@@ -5,16 +5,12 @@
  * ranking computed from the blocks, and a page at every offset equals the one the plain DISTINCT … OFFSET query gives;
  * the migration's backfill equals the ingest.
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applied, readAfterReplayTwice, testPipeline } from './helpers/pipeline.js';
-import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
-import { fixtureNames, readFixture } from './helpers/fixtures.js';
+import { checkOnFixture, checkOnGeneratedChain, expectBackfillEquals, migrationBackfill, type DerivedTable } from './helpers/derived.js';
+import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { fixtureNames } from './helpers/fixtures.js';
 import { createLogger } from '../src/logger.js';
-import { sqlDir } from '../src/store/migrate.js';
 import { burnBlockPage } from '../src/store/burn-blocks.js';
-import { ChainGenerator } from '../load/generator/index.js';
 import type { Sql } from '../src/store/sql.js';
 
 const log = createLogger('silent');
@@ -32,6 +28,14 @@ async function recomputed(sql: Sql): Promise<string[]> {
     GROUP BY h ORDER BY h`;
   return rows.map((r) => r.l);
 }
+
+const ordinals: DerivedTable<string[]> = {
+  name: 'burn_block_ordinals',
+  read: maintained,
+  recompute: recomputed,
+  // 0107 also creates the NFT owner counts' row trigger that a later migration replaces
+  backfill: migrationBackfill(['burn_block_ordinals'], ['0107_read_counts.sql', '0122_nft_owner_counts_statement.sql']),
+};
 
 /** Every page of `limit` heights at every offset up to one past the end, against the plain query. */
 async function pagesAgree(sql: Sql, limit: number): Promise<number> {
@@ -55,42 +59,21 @@ describe('burn_block_ordinals: the ranked canonical burn heights behind /extende
     await db?.drop();
   });
 
-  async function backfilled(): Promise<string[]> {
-    await db.sql`TRUNCATE burn_block_ordinals`;
-    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0107_read_counts.sql'), 'utf8'));
-    // 0107 also creates the NFT owner counts' row trigger that a later migration replaces
-    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0122_nft_owner_counts_statement.sql'), 'utf8'));
-    return maintained(db.sql);
-  }
-
   for (const name of fixtureNames()) {
     it(`${name}: equal to the blocks' ranking after a replay and a re-delivery; pages equal the plain query; the backfill equals the ingest`, async () => {
-      const once = await readAfterReplayTwice(db.sql, log, readFixture(name), () => emptyChainTables(db.sql), () => maintained(db.sql));
-      expect(once).toEqual(await recomputed(db.sql));
+      await checkOnFixture(db.sql, log, name, ordinals);
       await pagesAgree(db.sql, 7);
-      expect(await backfilled()).toEqual(once);
     });
   }
 
   it('a generated chain with forks and microblock streams: equal after every block; pages agree at every offset', async () => {
-    await emptyChainTables(db.sql);
-    const pipeline = testPipeline(db.sql, log);
-    const gen = new ChainGenerator({ blocks: 60, txsPerBlock: 2, seed: 'burn-ordinals', forks: true, forkEvery: 5, forkDepth: 3, microblockEvery: 4 });
-    let blocks = 0;
-    for await (const m of gen.messages()) {
-      expect((await applied(pipeline, m.path, m.body)).status).toBe(200);
-      if (m.path !== '/new_block') continue;
-      blocks++;
-      expect(await maintained(db.sql), `after block message ${blocks}`).toEqual(await recomputed(db.sql));
-    }
-    expect(gen.summary().orphanedBlocks).toBeGreaterThan(0);
+    await checkOnGeneratedChain(db.sql, log, { blocks: 60, txsPerBlock: 2, seed: 'burn-ordinals', forks: true, forkEvery: 5, forkDepth: 3, microblockEvery: 4 }, ordinals);
     // a fork took heights out and put others in: the ranks above them had to move
     const [{ n: orphanedHeights }] = await db.sql<{ n: number }[]>`
       SELECT count(DISTINCT burn_block_height)::int AS n FROM blocks b
       WHERE NOT canonical AND NOT EXISTS (SELECT 1 FROM blocks c WHERE c.canonical AND c.burn_block_height = b.burn_block_height)`;
     expect(orphanedHeights).toBeGreaterThan(0);
     expect(await pagesAgree(db.sql, 5)).toBeGreaterThan(40);
-    const end = await maintained(db.sql);
-    expect(await backfilled()).toEqual(end);
+    await expectBackfillEquals(db.sql, ordinals);
   });
 });

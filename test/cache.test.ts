@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';
 import { startTestService, type TestService, settled } from './helpers/service.js';
+import { get } from './helpers/http.js';
 import { readFixture, type FixtureLine } from './helpers/fixtures.js';
 import { createApiApp } from '../src/api/app.js';
 import { listen, type HttpRequest, type Listening } from '../src/http/router.js';
@@ -37,21 +38,9 @@ async function truth(): Promise<Truth> {
   return { height: b.h ?? -1, indexBlockHash: b.ibh ?? '', blocks: b.n, pending: m.n };
 }
 
-async function get(base: string, path: string, headers: Record<string, string> = {}) {
-  const res = await fetch(base + path, { headers });
-  const text = await res.text();
-  return { status: res.status, etag: res.headers.get('etag'), cacheControl: res.headers.get('cache-control'), text };
-}
-
-async function getJson(base: string, path: string): Promise<{ etag: string | null; body: any }> {
-  const r = await get(base, path);
-  expect(r.status, `${path}: ${r.text}`).toBe(200);
-  return { etag: r.etag, body: JSON.parse(r.text) };
-}
-
 /** Every hot answer, checked against the database. */
 async function checkHot(base: string, t: Truth): Promise<string> {
-  const status = await getJson(base, '/extended');
+  const status = await get(base, '/extended', { status: 200 });
   if (t.height >= 1) {
     expect(status.body.chain_tip?.block_height).toBe(t.height);
     expect(status.body.chain_tip?.index_block_hash).toBe(t.indexBlockHash);
@@ -61,14 +50,14 @@ async function checkHot(base: string, t: Truth): Promise<string> {
     expect(latest.status).toBe(200);
     expect(JSON.parse(latest.text).height).toBe(t.height);
   }
-  const v2 = await getJson(base, '/extended/v2/blocks?limit=5');
-  const v1 = await getJson(base, '/extended/v1/block?limit=30');
+  const v2 = await get(base, '/extended/v2/blocks?limit=5', { status: 200 });
+  const v1 = await get(base, '/extended/v1/block?limit=30', { status: 200 });
   expect(v2.body.total).toBe(v1.body.total);
   if (t.height >= 1) {
     expect(v2.body.results[0].height).toBe(t.height);
     expect(v1.body.results[0].height).toBe(t.height);
   }
-  const stats = await getJson(base, '/extended/v1/tx/mempool/stats');
+  const stats = await get(base, '/extended/v1/tx/mempool/stats', { status: 200 });
   const counted = Object.values(stats.body.tx_type_counts as Record<string, number>).reduce((a, b) => a + b, 0);
   expect(counted).toBe(t.pending);
   expect(status.etag).toMatch(/^"[0-9a-f]+-\d+"$/);
@@ -107,11 +96,11 @@ describe('ETag / If-None-Match', () => {
     const first = await get(svc.api, '/extended');
     expect(first.status).toBe(200);
     expect(first.etag).toMatch(/^"[0-9a-f]+-\d+"$/);
-    expect(first.cacheControl).toBe('public, no-cache, must-revalidate');
+    expect(first.headers.get('cache-control')).toBe('public, no-cache, must-revalidate');
     const etag = first.etag!;
 
     for (const inm of [etag, `W/${etag}`, `"nope", ${etag}`, '*']) {
-      const r = await get(svc.api, '/extended', { 'if-none-match': inm });
+      const r = await get(svc.api, '/extended', { headers: { 'if-none-match': inm } });
       expect(r.status, inm).toBe(304);
       expect(r.text).toBe('');
       expect(r.etag).toBe(etag);
@@ -120,9 +109,9 @@ describe('ETag / If-None-Match', () => {
     const list = await get(svc.api, '/extended/v1/tx/mempool?limit=5');
     expect(list.status).toBe(200);
     expect(list.etag).toBe(etag);
-    expect((await get(svc.api, '/extended/v1/tx/mempool?limit=5', { 'if-none-match': etag })).status).toBe(304);
+    expect((await get(svc.api, '/extended/v1/tx/mempool?limit=5', { headers: { 'if-none-match': etag } })).status).toBe(304);
 
-    const miss = await get(svc.api, '/extended', { 'if-none-match': '"deadbeef-0"' });
+    const miss = await get(svc.api, '/extended', { headers: { 'if-none-match': '"deadbeef-0"' } });
     expect(miss.status).toBe(200);
     expect(JSON.parse(miss.text).status).toBe('ready');
 
@@ -178,17 +167,17 @@ describe('no stale answer after a commit', () => {
       await checkHot(other.url, after);
       expect(etag).not.toBe(prevEtag);
       // the old tag no longer validates; the new one does, on both
-      expect((await get(svc.api, '/extended/v1/tx/mempool/stats', { 'if-none-match': prevEtag })).status).toBe(200);
-      expect((await get(other.url, '/extended/v1/block?limit=30', { 'if-none-match': prevEtag })).status).toBe(200);
-      expect((await get(other.url, '/extended/v1/block?limit=30', { 'if-none-match': etag })).status).toBe(304);
+      expect((await get(svc.api, '/extended/v1/tx/mempool/stats', { headers: { 'if-none-match': prevEtag } })).status).toBe(200);
+      expect((await get(other.url, '/extended/v1/block?limit=30', { headers: { 'if-none-match': prevEtag } })).status).toBe(200);
+      expect((await get(other.url, '/extended/v1/block?limit=30', { headers: { 'if-none-match': etag } })).status).toBe(304);
       // a non-hot answer is never tagged newer than its data: at most the current version
       const [cv] = await truthSql<{ version: string }[]>`SELECT version FROM cache_version`;
       for (const base of [svc.api, other.url]) {
         const plain = await get(base, '/extended/v1/tx/mempool');
         expect(plain.status).toBe(200);
         expect(Number(/-(\d+)"$/.exec(plain.etag ?? '')?.[1])).toBeLessThanOrEqual(Number(cv.version));
-        expect((await get(base, '/extended/v1/tx/mempool', { 'if-none-match': prevEtag })).status).toBe(200);
-        expect((await get(base, '/extended/v1/tx/mempool', { 'if-none-match': etag })).status).toBe(304);
+        expect((await get(base, '/extended/v1/tx/mempool', { headers: { 'if-none-match': prevEtag } })).status).toBe(200);
+        expect((await get(base, '/extended/v1/tx/mempool', { headers: { 'if-none-match': etag } })).status).toBe(304);
       }
       prevEtag = etag;
     }

@@ -9,7 +9,8 @@ import { StartupError } from '../src/startup-error.js';
 import { checkTxNetworks, txNetwork } from '../src/chain/network.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { readFixture } from './helpers/fixtures.js';
-import { replay, settled, startTestService, type TestService } from './helpers/service.js';
+import { replay, startTestService, type TestService } from './helpers/service.js';
+import { deliver } from './helpers/http.js';
 
 const PUB = '03ef788b3830c00abe8f64f62dc32fc863bc0b2cafeb073b6c8e1c7657d9c2c3ab';
 const RECIPIENT = { mainnet: getAddressFromPublicKey(PUB, 'mainnet'), testnet: getAddressFromPublicKey(PUB, 'testnet') } as const;
@@ -17,13 +18,6 @@ const RECIPIENT = { mainnet: getAddressFromPublicKey(PUB, 'mainnet'), testnet: g
 async function mempoolTx(network: 'mainnet' | 'testnet', nonce = 0): Promise<string> {
   const tx = await makeUnsignedSTXTokenTransfer({ recipient: RECIPIENT[network], amount: 1, fee: 180, nonce, publicKey: PUB, network });
   return '0x' + tx.serialize().replace(/^0x/, '');
-}
-
-async function post(base: string, path: string, body: unknown) {
-  const res = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const answer = { status: res.status, body: (await res.json()) as { message?: string } };
-  if (res.status === 200) await settled(base);
-  return answer;
 }
 
 const cleanup: (() => Promise<void>)[] = [];
@@ -62,7 +56,7 @@ describe('STACKS_CHAIN_ID unset: the database adopts the first transaction’s n
 
     const raw = await mempoolTx('mainnet');
     const [{ n: logBefore }] = await svc.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM event_log`;
-    const r = await post(svc.observer, '/new_mempool_tx', [raw]);
+    const r = await deliver(svc.observer, '/new_mempool_tx', [raw]);
     expect(r.status).toBe(400);
     expect(r.body.message).toContain('0x00000001 (mainnet)');
     expect(r.body.message).toContain('0x80000000 (testnet)');
@@ -72,21 +66,21 @@ describe('STACKS_CHAIN_ID unset: the database adopts the first transaction’s n
     const dead = await svc.db.sql<{ path: string; reason: string }[]>`SELECT path, reason FROM dead_letters`;
     expect(dead).toEqual([{ path: '/new_mempool_tx', reason: r.body.message }]);
     // a testnet mempool tx is still welcome
-    expect((await post(svc.observer, '/new_mempool_tx', [await mempoolTx('testnet', 7)])).status).toBe(200);
+    expect((await deliver(svc.observer, '/new_mempool_tx', [await mempoolTx('testnet', 7)])).status).toBe(200);
   }, 300_000);
 
   it('a mainnet stream is adopted as mainnet; a testnet mempool tx is then refused', async () => {
     const svc = await service();
     expect((await replay(svc.observer, readFixture('mainnet-reorg-scenario2'))).every((s) => s === 200)).toBe(true);
-    const r = await post(svc.observer, '/new_mempool_tx', [await mempoolTx('testnet')]);
+    const r = await deliver(svc.observer, '/new_mempool_tx', [await mempoolTx('testnet')]);
     expect(r.status).toBe(400);
     expect(r.body.message).toMatch(/chain id 0x80000000 \(testnet\), but this database holds chain id 0x00000001 \(mainnet\)/);
   }, 300_000);
 
   it('the first mempool tx decides too', async () => {
     const svc = await service();
-    expect((await post(svc.observer, '/new_mempool_tx', [await mempoolTx('mainnet')])).status).toBe(200);
-    expect((await post(svc.observer, '/new_mempool_tx', [await mempoolTx('testnet')])).status).toBe(400);
+    expect((await deliver(svc.observer, '/new_mempool_tx', [await mempoolTx('mainnet')])).status).toBe(200);
+    expect((await deliver(svc.observer, '/new_mempool_tx', [await mempoolTx('testnet')])).status).toBe(400);
   }, 300_000);
 });
 
@@ -94,7 +88,7 @@ describe('STACKS_CHAIN_ID set', () => {
   it('is enforced from the start and recorded; a process configured for the other network refuses to start', async () => {
     const svc = await service({ STACKS_CHAIN_ID: 'mainnet' });
     expect(await svc.db.sql`SELECT chain_id FROM chain_network`).toEqual([{ chain_id: 1 }]);
-    const r = await post(svc.observer, '/new_mempool_tx', [await mempoolTx('testnet')]);
+    const r = await deliver(svc.observer, '/new_mempool_tx', [await mempoolTx('testnet')]);
     expect(r.status).toBe(400);
     expect(r.body.message).toContain('0x80000000 (testnet)');
     expect(r.body.message).toContain('0x00000001 (mainnet)');

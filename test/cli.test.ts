@@ -11,6 +11,7 @@ import { progress, progressLine } from '../src/replay.js';
 import { buildService, type Build } from './helpers/build.js';
 import { FIXTURES_DIR, readFixture } from './helpers/fixtures.js';
 import { settled, startTestService } from './helpers/service.js';
+import { getOk } from './helpers/http.js';
 
 const V = '9.9.9';
 const MOCKNET = path.join(FIXTURES_DIR, 'events/mocknet.tsv');
@@ -280,22 +281,17 @@ describe('the compiled CLI (real processes)', () => {
       expect(names).toBeGreaterThan(0);
       expect(pending).toBeGreaterThan(0);
       await settled(svc.observer, 90_000);
-      const get = async <T>(p: string): Promise<T> => {
-        const res = await fetch(svc.api + p);
-        expect(res.status, p).toBe(200);
-        return (await res.json()) as T;
-      };
-      expect((await get<{ height: number }>('/extended/v2/blocks/latest')).height).toBe(height);
+      expect((await getOk<{ height: number }>(svc, '/extended/v2/blocks/latest')).height).toBe(height);
       const orphaned = await svc.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM blocks WHERE NOT canonical`;
       expect(orphaned[0].n).toBeGreaterThan(0);
       const account = /a balance {3}http:\/\/\S+\/extended\/v1\/address\/(\w+)\/balances/.exec(out)![1];
-      expect(BigInt((await get<{ balance: string }>(`/extended/v1/address/${account}/stx`)).balance)).toBeGreaterThan(0n);
-      const listed = await get<string[]>('/v1/names');
+      expect(BigInt((await getOk<{ balance: string }>(svc, `/extended/v1/address/${account}/stx`)).balance)).toBeGreaterThan(0n);
+      const listed = await getOk<string[]>(svc, '/v1/names');
       expect(listed.length).toBe(names);
       const name = /a BNS name {2}http:\/\/\S+\/v1\/names\/(\S+)/.exec(out)![1];
       expect(listed).toContain(name);
-      expect((await get<{ address: string }>(`/v1/names/${name}`)).address).toMatch(/^ST/);
-      expect((await get<{ total: number }>('/extended/v1/tx/mempool')).total).toBeGreaterThan(0);
+      expect((await getOk<{ address: string }>(svc, `/v1/names/${name}`)).address).toMatch(/^ST/);
+      expect((await getOk<{ total: number }>(svc, '/extended/v1/tx/mempool')).total).toBeGreaterThan(0);
     } finally {
       await svc.stop();
     }

@@ -7,16 +7,12 @@
  * the dictionary equals the distinct function lists of the stored deploys, and contract_deploys (sql/0113) the canonical
  * deploys of the txs table (after every block of the generated chain too), after a re-delivery and after their backfill.
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applied, readAfterReplayTwice, testPipeline } from './helpers/pipeline.js';
-import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
-import { fixtureNames, readFixture } from './helpers/fixtures.js';
+import { checkOnFixture, checkOnGeneratedChain, expectBackfillEquals, migrationBackfill, type DerivedTable } from './helpers/derived.js';
+import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { fixtureNames } from './helpers/fixtures.js';
 import { createLogger } from '../src/logger.js';
-import { sqlDir } from '../src/store/migrate.js';
 import { contractsByTrait } from '../src/store/contract-lists.js';
-import { ChainGenerator } from '../load/generator/index.js';
 import type { Sql } from '../src/store/sql.js';
 
 const log = createLogger('silent');
@@ -51,6 +47,17 @@ async function deploysFromTxs(sql: Sql): Promise<string[]> {
     ORDER BY 1`;
   return rows.map((r) => r.l);
 }
+
+/** contract_deploys alone: what the ingest keeps after every block and microblock. */
+const contractDeploys: DerivedTable<string[]> = { name: 'contract_deploys', read: deployRows, recompute: deploysFromTxs };
+
+/** The dictionary and contract_deploys, with the backfill of both. */
+const traitTables: DerivedTable<{ dictionary: string[]; deploys: string[] }> = {
+  name: 'contract_function_lists, contract_deploys',
+  read: async (sql) => ({ dictionary: await dictionary(sql), deploys: await deployRows(sql) }),
+  recompute: async (sql) => ({ dictionary: await dictionaryFromDeploys(sql), deploys: await deploysFromTxs(sql) }),
+  backfill: migrationBackfill(['contract_function_lists', 'contract_deploys'], ['0108_contract_function_lists.sql', '0113_contract_deploys.sql']),
+};
 
 /** The statement by_trait ran before sql/0108: every canonical deploy rechecked, in storage order, sorted by height. */
 async function plain(sql: Sql, trait: unknown[], limit: number, offset: number): Promise<string[]> {
@@ -100,36 +107,16 @@ describe('contracts by trait: one containment check per distinct function list',
     await db?.drop();
   });
 
-  const state = async () => ({ dictionary: await dictionary(db.sql), deploys: await deployRows(db.sql) });
-
-  async function backfilled() {
-    await db.sql`TRUNCATE contract_function_lists, contract_deploys`;
-    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0108_contract_function_lists.sql'), 'utf8'));
-    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0113_contract_deploys.sql'), 'utf8'));
-    return state();
-  }
-
   for (const name of fixtureNames()) {
     it(`${name}: every page equals the plain statement; the dictionary equals the deploys' lists, after a re-delivery and its backfill`, async () => {
-      const once = await readAfterReplayTwice(db.sql, log, readFixture(name), () => emptyChainTables(db.sql), state);
-      expect(once.dictionary).toEqual(await dictionaryFromDeploys(db.sql));
-      expect(once.deploys).toEqual(await deploysFromTxs(db.sql));
+      await checkOnFixture(db.sql, log, name, traitTables);
       await pagesAgree(db.sql);
-      expect(await backfilled()).toEqual(once);
     });
   }
 
   it('a generated chain with forks: one template deployed many times, pages equal the plain statement', async () => {
-    await emptyChainTables(db.sql);
-    const pipeline = testPipeline(db.sql, log);
-    const gen = new ChainGenerator({ blocks: 80, txsPerBlock: 6, seed: 'trait', forks: true, forkEvery: 7, forkDepth: 2, microblockEvery: 4 });
-    let blocks = 0;
-    for await (const m of gen.messages()) {
-      expect((await applied(pipeline, m.path, m.body)).status).toBe(200);
-      if (m.path === '/new_block' || m.path === '/new_microblocks')
-        expect(await deployRows(db.sql), `after message ${++blocks}`).toEqual(await deploysFromTxs(db.sql));
-    }
-    expect(gen.summary().orphanedBlocks).toBeGreaterThan(0);
+    const gen = { blocks: 80, txsPerBlock: 6, seed: 'trait', forks: true, forkEvery: 7, forkDepth: 2, microblockEvery: 4 };
+    await checkOnGeneratedChain(db.sql, log, gen, contractDeploys, { after: ['/new_block', '/new_microblocks'] });
     // orphaned deploys left the table
     const [{ orphaned }] = await db.sql<{ orphaned: number }[]>`
       SELECT count(*)::int AS orphaned FROM txs WHERE NOT canonical AND contract_abi IS NOT NULL AND smart_contract_contract_id IS NOT NULL`;
@@ -141,7 +128,6 @@ describe('contracts by trait: one containment check per distinct function list',
     expect((await dictionary(db.sql)).length).toBeLessThan(deploys);
     expect(await dictionary(db.sql)).toEqual(await dictionaryFromDeploys(db.sql));
     expect(await pagesAgree(db.sql)).toBeGreaterThan(20);
-    const end = await state();
-    expect(await backfilled()).toEqual(end);
+    await expectBackfillEquals(db.sql, traitTables);
   });
 });

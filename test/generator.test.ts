@@ -7,6 +7,7 @@ import { decodeTx } from '../src/chain/tx.js';
 import { ChainGenerator, generateToFile, postMessage, tsvLine } from '../load/generator/index.js';
 import type { ChainSummary, GeneratedMessage, GeneratorOptions } from '../load/generator/types.js';
 import { startTestService, type TestService, settled } from './helpers/service.js';
+import { getOk } from './helpers/http.js';
 
 async function collect(opts: GeneratorOptions): Promise<{ messages: GeneratedMessage[]; summary: ChainSummary; gen: ChainGenerator }> {
   const gen = new ChainGenerator(opts);
@@ -132,28 +133,22 @@ describe('a generated chain with forks replayed into the service', () => {
     await svc?.stop();
   });
 
-  const get = async (p: string) => {
-    const r = await fetch(svc.api + p);
-    expect(r.status, p).toBe(200);
-    return r.json() as Promise<any>;
-  };
-
   it('ends on the generator canonical tip, with the orphaned branches non-canonical', async () => {
     const s = chain.summary;
-    const latest = await get('/extended/v2/blocks/latest');
+    const latest = await getOk(svc, '/extended/v2/blocks/latest');
     expect(latest.height).toBe(s.tipHeight);
     expect(latest.index_block_hash).toBe(s.tipIndexBlockHash);
     const blocks = chain.messages.filter((m) => m.block);
     for (const m of blocks) {
       // v1 answers orphaned blocks too (v2 only canonical ones)
-      const b = await get(`/extended/v1/block/${JSON.parse(m.body).block_hash}`);
+      const b = await getOk(svc, `/extended/v1/block/${JSON.parse(m.body).block_hash}`);
       expect(b.index_block_hash).toBe(m.block!.indexBlockHash);
       expect(b.canonical, `block ${m.block!.height}`).toBe(m.block!.finallyCanonical);
       expect(b.height).toBe(m.block!.height);
       // (the reference lists only canonical txs of a block)
       if (m.block!.finallyCanonical) expect([...b.txs].sort()).toEqual(m.txs.map((t) => t.txId).sort());
     }
-    const list = await get('/extended/v2/blocks?limit=1');
+    const list = await getOk(svc, '/extended/v2/blocks?limit=1');
     expect(list.total).toBe(s.canonicalBlocks);
   });
 
@@ -164,7 +159,7 @@ describe('a generated chain with forks replayed into the service', () => {
     for (const m of canonical) {
       byHeight.set(m.block!.height, m.txs.length);
       for (const t of m.txs) {
-        const tx = await get(`/extended/v1/tx/${t.txId}`);
+        const tx = await getOk(svc, `/extended/v1/tx/${t.txId}`);
         expect(tx.tx_type).toBe(t.type);
         expect(tx.sender_address).toBe(t.sender);
         expect(tx.nonce).toBe(t.nonce);
@@ -178,7 +173,7 @@ describe('a generated chain with forks replayed into the service', () => {
     expect(n).toBe(chain.summary.canonicalTxs);
     // per-block transaction lists agree with the generator
     for (const [height, count] of byHeight) {
-      const v2 = await get(`/extended/v2/blocks/${height}`);
+      const v2 = await getOk(svc, `/extended/v2/blocks/${height}`);
       expect(v2.tx_count, `height ${height}`).toBe(count);
     }
   });
@@ -190,17 +185,17 @@ describe('a generated chain with forks replayed into the service', () => {
     // payer+nonce is restored at its level or below, replaced by fee when the block that ends the reorg mines one, and
     // dropped across fork by the node otherwise; in no case mined or listed in the mempool.
     for (const t of drop.txs) {
-      const body = (await (await fetch(`${svc.api}/extended/v1/tx/${t.txId}`)).json()) as any;
+      const body = await getOk(svc, `/extended/v1/tx/${t.txId}`);
       expect(['dropped_replace_across_fork', 'pending', 'dropped_replace_by_fee']).toContain(body.tx_status);
     }
-    const pool = await get('/extended/v1/tx/mempool?limit=50');
+    const pool = await getOk(svc, '/extended/v1/tx/mempool?limit=50');
     const listed = pool.results as { tx_id: string; tx_type: string }[];
     for (const t of drop.txs) expect(listed.map((r) => r.tx_id)).not.toContain(t.txId);
     // What stays listed, as in the reference: a winner mined above a losing tx of its nonce, restored with that tx's
     // nonce group and never pruned again (mined, yet pending in the mempool table), and the orphaned blocks' coinbases
     // (every tx of an orphaned block returns to the mempool; the node drops only user txs).
     for (const r of listed) {
-      const status = ((await (await fetch(`${svc.api}/extended/v1/tx/${r.tx_id}`)).json()) as any).tx_status;
+      const status = (await getOk(svc, `/extended/v1/tx/${r.tx_id}`)).tx_status;
       if (r.tx_type === 'coinbase') expect(status).toBe('pending');
       else expect(status).toBe('success');
     }

@@ -1,20 +1,17 @@
 // PoX synthetic events (pox-2/3/4 print events) → /extended/v1/address/{p}/stx lock fields, and burnchain-op txs end
 // to end: the regtest pox-4 fixture is replayed, then blocks the node could send next are posted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomBytes } from 'node:crypto';
 import { readFixture } from './helpers/fixtures.js';
-import { startTestService, type TestService, settled } from './helpers/service.js';
+import { startTestService, type TestService } from './helpers/service.js';
+import { deliverOk, getOk } from './helpers/http.js';
 import { decodePoxPrintEvent, poxEventRows, cv } from '../src/chain/pox.js';
-import { poxPrint } from './helpers/pox-print.js';
+import { OP_SENDER, POX4_TESTNET, poxOpBlock, poxPrint } from './helpers/pox-print.js';
 
 const SCENARIO = 'regtest-env-pox-4-stack-stx-in-reward-phase-S1';
 const STACKER = 'STB44HYPYAT2BB2QE513NSP81HTMYWBJP02HPGK6';
-const POX4 = 'ST000000000000000000002AMW42H.pox-4';
 const LOCK_TX = '0x23c5b683d41592eb6fe48c7d0de590521b6de18f81242c8f20b9e9e94a240f1e';
 const LOCKED = 2500170000000000n;
-const SENDER = { address: 'ST1Z7V02CJRY3G5R2RDG7SFAZA8VGH0Y44NC2NAJN', address_hash_bytes: '0x7e7d804c963c381702c3607cbd5f52370883c425', address_version: 26 };
 
-const hex32 = () => '0x' + randomBytes(32).toString('hex');
 const lines = readFixture(SCENARIO);
 
 describe('decodePoxPrintEvent on the fixture', () => {
@@ -22,7 +19,7 @@ describe('decodePoxPrintEvent on the fixture', () => {
     const prints = lines
       .filter((l) => l.path === '/new_block')
       .flatMap((l) => JSON.parse(l.body).events)
-      .filter((e: any) => e.type === 'contract_event' && e.contract_event.contract_identifier === POX4 && e.contract_event.topic === 'print');
+      .filter((e: any) => e.type === 'contract_event' && e.contract_event.contract_identifier === POX4_TESTNET && e.contract_event.topic === 'print');
     expect(prints.length).toBeGreaterThan(0);
     const d = decodePoxPrintEvent(prints[0].contract_event.raw_value)!;
     expect(d).toMatchObject({ name: 'stack-stx', stacker: STACKER, locked: LOCKED, burnchainUnlockHeight: 140n });
@@ -40,7 +37,7 @@ describe('decodePoxPrintEvent on the fixture', () => {
     expect(decodePoxPrintEvent('0x08' + cv.uint(1n).slice(2))).toBeNull(); // (err u1)
     expect(decodePoxPrintEvent(poxPrint('no-such-event', STACKER, {}))).toBeNull();
     const rows = poxEventRows([
-      { event_type: 'smart_contract_log', topic: 'print', contract_id: POX4, value_hex: poxPrint('stack-increase', STACKER, { 'increase-by': cv.uint(7n), 'total-locked': cv.uint(57n) }) },
+      { event_type: 'smart_contract_log', topic: 'print', contract_id: POX4_TESTNET, value_hex: poxPrint('stack-increase', STACKER, { 'increase-by': cv.uint(7n), 'total-locked': cv.uint(57n) }) },
       { event_type: 'smart_contract_log', topic: 'print', contract_id: 'ST000000000000000000002AMW42H.not-pox', value_hex: poxPrint('stack-increase', STACKER, { 'increase-by': cv.uint(7n), 'total-locked': cv.uint(57n) }) },
       { event_type: 'smart_contract_log', topic: 'print', contract_id: 'ST000000000000000000002AMW42H.pox', value_hex: poxPrint('stack-increase', STACKER, { 'increase-by': cv.uint(7n), 'total-locked': cv.uint(57n) }) },
     ]);
@@ -59,55 +56,16 @@ describe('lock state and burnchain-op txs through the service', () => {
   }, 300_000);
   afterAll(async () => svc?.stop());
 
-  const stx = async () => (await (await fetch(`${svc.api}/extended/v1/address/${STACKER}/stx`)).json()) as Record<string, unknown>;
+  const stx = () => getOk<Record<string, unknown>>(svc, `/extended/v1/address/${STACKER}/stx`);
 
-  const stxV2 = async () => (await (await fetch(`${svc.api}/extended/v2/addresses/${STACKER}/balances/stx`)).json()) as Record<string, unknown>;
+  const stxV2 = () => getOk<Record<string, unknown>>(svc, `/extended/v2/addresses/${STACKER}/balances/stx`);
 
   /** Posts the next block (`burnStep` burn blocks later): one burnchain stack-stx op tx carrying the given pox-4 print value. */
   async function nextBlock(print: string, burnStep = 0): Promise<string> {
-    const txid = hex32();
-    const body = {
-      ...tip,
-      burn_block_height: tip.burn_block_height + burnStep,
-      burn_block_hash: burnStep ? hex32() : tip.burn_block_hash,
-      block_hash: hex32(),
-      index_block_hash: hex32(),
-      parent_block_hash: tip.block_hash,
-      parent_index_block_hash: tip.index_block_hash,
-      block_height: tip.block_height + 1,
-      matured_miner_rewards: [],
-      reward_set: null,
-      cycle_number: null,
-      transactions: [
-        {
-          txid,
-          tx_index: 0,
-          status: 'success',
-          raw_result: '0x0703',
-          raw_tx: '0x00',
-          contract_abi: null,
-          burnchain_op: {
-            stack_stx: {
-              auth_id: 1, burn_block_height: tip.burn_block_height, burn_header_hash: 'aa'.repeat(32), burn_txid: txid.slice(2),
-              max_amount: 1000, num_cycles: 1, reward_addr: 'tb1pf4x64urhdsdmadxxhv2wwjv6e3evy59auu2xaauu3vz3adxtskfschm453',
-              sender: SENDER, signer_key: '03' + '11'.repeat(32), stacked_ustx: 1000, vtxindex: 1,
-            },
-          },
-          execution_cost: { read_count: 1, read_length: 2, runtime: 3, write_count: 4, write_length: 5 },
-          microblock_sequence: null,
-          microblock_hash: null,
-          microblock_parent_hash: null,
-        },
-      ],
-      events: [
-        { txid, event_index: 0, committed: true, type: 'contract_event', contract_event: { contract_identifier: POX4, topic: 'print', value: null, raw_value: print } },
-      ],
-    };
-    const res = await fetch(`${svc.observer}/new_block`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    expect(res.status, await res.text()).toBe(200);
-    await settled(svc.observer);
+    const { body, txids } = poxOpBlock(tip, [print], burnStep);
+    await deliverOk(svc, '/new_block', body);
     tip = body;
-    return txid;
+    return txids[0];
   }
 
   it('the fixture lock comes from the pox-4 stack-stx event (stx_lock events are past pox_v1_unlock_height here)', async () => {
@@ -119,14 +77,12 @@ describe('lock state and burnchain-op txs through the service', () => {
   it('a burnchain stack-stx op is served as a fee-less contract_call to pox-4', async () => {
     const print = poxPrint('stack-increase', STACKER, { 'increase-by': cv.uint(1000n), 'total-locked': cv.uint(LOCKED + 1000n) }, { locked: LOCKED, balance: 5000n, unlock: 140n });
     const txid = await nextBlock(print);
-    const res = await fetch(`${svc.api}/extended/v1/tx/${txid}`);
-    expect(res.status).toBe(200);
-    const tx = (await res.json()) as any;
+    const tx = await getOk(svc, `/extended/v1/tx/${txid}`);
     expect(tx).toMatchObject({
       tx_id: txid, tx_type: 'contract_call', fee_rate: '0', nonce: 0, sponsored: false, anchor_mode: 'any',
-      post_condition_mode: 'allow', post_conditions: [], sender_address: SENDER.address, tx_status: 'success', event_count: 1,
+      post_condition_mode: 'allow', post_conditions: [], sender_address: OP_SENDER.address, tx_status: 'success', event_count: 1,
     });
-    expect(tx.contract_call.contract_id).toBe(POX4);
+    expect(tx.contract_call.contract_id).toBe(POX4_TESTNET);
     expect(tx.contract_call.function_name).toBe('stack-stx');
     expect(tx.contract_call.function_args).toHaveLength(8);
     expect(tx.contract_call.function_args[0].repr).toBe('u1000');
@@ -136,7 +92,7 @@ describe('lock state and burnchain-op txs through the service', () => {
       lock_tx_id: txid, locked: (LOCKED + 1000n).toString(), lock_height: tip.block_height, burnchain_lock_height: tip.burn_block_height, burnchain_unlock_height: 140,
     });
     // until_block before the increase still sees the original lock
-    const before = (await (await fetch(`${svc.api}/extended/v1/address/${STACKER}/stx?until_block=8`)).json()) as any;
+    const before = await getOk(svc, `/extended/v1/address/${STACKER}/stx?until_block=8`);
     expect(before).toMatchObject({ lock_tx_id: LOCK_TX, locked: LOCKED.toString() });
   });
 

@@ -5,14 +5,10 @@
  * backfill equals a fresh ingest.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applied, testPipeline } from './helpers/pipeline.js';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
-import { fixtureNames, readFixture } from './helpers/fixtures.js';
+import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { fixtureNames } from './helpers/fixtures.js';
+import { checkOnFixture, checkOnGeneratedChain, migrationBackfill, type DerivedTable } from './helpers/derived.js';
 import { createLogger } from '../src/logger.js';
-import { ChainGenerator } from '../load/generator/index.js';
-import { sqlDir } from '../src/store/migrate.js';
 import type { Sql } from '../src/store/sql.js';
 
 const log = createLogger('silent');
@@ -63,8 +59,8 @@ async function maintainedCounts(sql: Sql): Promise<Record<string, string>> {
   return Object.fromEntries(rows.map((r) => [r.principal, r.c]));
 }
 
-async function recomputedCounts(sql: Sql, rows: string[]): Promise<Record<string, string>> {
-  void sql;
+/** The counts the rows give (a principal's transactions of each list). */
+function countsOfRows(rows: string[]): Record<string, string> {
   const c = new Map<string, [number, number, number]>();
   for (const line of rows) {
     const [p, , , , r] = line.split(' ');
@@ -78,6 +74,18 @@ async function recomputedCounts(sql: Sql, rows: string[]): Promise<Record<string
   return Object.fromEntries([...c].map(([p, v]) => [p, v.join('/')]));
 }
 
+/** principal_txs and its counts: the rows from the history, the counts from those rows. */
+const principalTxs: DerivedTable<{ rows: string[]; counts: Record<string, string> }> = {
+  name: 'principal_txs, principal_tx_counts',
+  read: async (sql) => ({ rows: await maintainedRows(sql), counts: await maintainedCounts(sql) }),
+  recompute: async (sql) => {
+    const rows = await recomputedRows(sql);
+    return { rows, counts: countsOfRows(rows) };
+  },
+  // the migration's statements again over what is stored
+  backfill: migrationBackfill(['principal_txs', 'principal_tx_counts'], ['0040_principal_txs.sql']),
+};
+
 describe('principal_txs', () => {
   let db: TestDatabase;
   beforeAll(async () => {
@@ -87,44 +95,15 @@ describe('principal_txs', () => {
     await db?.drop();
   });
 
-  async function reset() {
-    await emptyChainTables(db.sql);
-  }
-
-  async function expectConsistent(label: string) {
-    const rows = await maintainedRows(db.sql);
-    expect(rows, label).toEqual(await recomputedRows(db.sql));
-    expect(await maintainedCounts(db.sql), label).toEqual(await recomputedCounts(db.sql, rows));
-  }
-
   for (const name of fixtureNames()) {
     it(`${name}: equals the canonical history after a replay; the migration's backfill equals the ingest`, async () => {
-      await reset();
-      const pipeline = testPipeline(db.sql, log);
-      for (const l of readFixture(name)) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
-      await expectConsistent(name);
-      const ingested = await maintainedRows(db.sql);
-      const counts = await maintainedCounts(db.sql);
-      // backfill: empty the tables and run the migration's statements again over what is stored
-      await db.sql`TRUNCATE principal_txs, principal_tx_counts`;
-      await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0040_principal_txs.sql'), 'utf8'));
-      expect(await maintainedRows(db.sql)).toEqual(ingested);
-      expect(await maintainedCounts(db.sql)).toEqual(counts);
+      await checkOnFixture(db.sql, log, name, principalTxs, { redeliver: false });
     });
   }
 
   it('a generated chain with forks and microblock streams: equal after every block', async () => {
-    await reset();
-    const pipeline = testPipeline(db.sql, log);
-    const gen = new ChainGenerator({ blocks: 30, txsPerBlock: 6, seed: 'ptxs', forks: true, forkEvery: 7, forkDepth: 2, microblockEvery: 3 });
-    let blocks = 0;
-    for await (const m of gen.messages()) {
-      expect((await applied(pipeline, m.path, m.body)).status).toBe(200);
-      if (m.path !== '/new_block' && m.path !== '/new_microblocks') continue;
-      blocks++;
-      await expectConsistent(`after message ${blocks} (${m.path})`);
-    }
-    expect(gen.summary().orphanedBlocks).toBeGreaterThan(0);
+    const gen = { blocks: 30, txsPerBlock: 6, seed: 'ptxs', forks: true, forkEvery: 7, forkDepth: 2, microblockEvery: 3 };
+    await checkOnGeneratedChain(db.sql, log, gen, principalTxs, { after: ['/new_block', '/new_microblocks'] });
     expect(Object.keys(await maintainedCounts(db.sql)).length).toBeGreaterThan(5);
   });
 });

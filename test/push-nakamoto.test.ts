@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { readFixture } from './helpers/fixtures.js';
 import { startTestService, replay, type TestService } from './helpers/service.js';
 import { recordingSocket, rpcClient, type Recorded } from './helpers/push-clients.js';
+import { getOk } from './helpers/http.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -18,10 +19,6 @@ const byHeight = new Map(blockMsgs.map((b) => [b.block_height as number, b]));
 async function settle(svc: TestService): Promise<void> {
   await svc.service.pipeline!.idle();
   await svc.service.push!.publisher!.idle();
-}
-
-async function get(svc: TestService, p: string): Promise<Json> {
-  return (await fetch(svc.api + p)).json() as Promise<Json>;
 }
 
 const of = (got: Recorded[], event: string) => got.filter((m) => m.event === event);
@@ -70,7 +67,7 @@ describe('burn-block and tenure rooms', () => {
       // each burn block's last message is what REST answers now
       for (const h of [242, 243, 244]) {
         const last = burns.filter((b) => b.burn_block_height === h).at(-1);
-        expect(last).toEqual(await get(svc, `/extended/v2/burn-blocks/${h}`));
+        expect(last).toEqual(await getOk(svc, `/extended/v2/burn-blocks/${h}`));
       }
       // tenure: 38 → 39 at block 3, 39 → 40 at block 11; the page as REST answered it then (one block so far)
       const tenures = of(sock.got, 'tenure').map((m) => m.args[0] as Json);
@@ -78,7 +75,7 @@ describe('burn-block and tenure rooms', () => {
         [39, 3, 1, byHeight.get(3)!.index_block_hash],
         [40, 11, 1, byHeight.get(11)!.index_block_hash],
       ]);
-      expect(tenures[1].results[0]).toEqual(await get(svc, '/extended/v2/blocks/11'));
+      expect(tenures[1].results[0]).toEqual(await getOk(svc, '/extended/v2/blocks/11'));
       // messages carry the chain position of the block that caused them
       expect(of(sock.got, 'tenure')[0].args.at(-1)).toMatchObject({ height: 3, index_block_hash: byHeight.get(3)!.index_block_hash });
 
@@ -102,12 +99,12 @@ describe('burn-block and tenure rooms', () => {
       const after = sock.got.slice(before);
       // the orphaned block's burn block (244, now one Stacks block) and the new one (245, both fork blocks)
       expect(of(after, 'burn-block').map((m) => m.args[0])).toEqual([
-        await get(svc, '/extended/v2/burn-blocks/244'),
-        await get(svc, `/extended/v2/burn-blocks/${burnX}`),
+        await getOk(svc, '/extended/v2/burn-blocks/244'),
+        await getOk(svc, `/extended/v2/burn-blocks/${burnX}`),
       ]);
       expect((of(after, 'burn-block')[1].args[0] as Json).stacks_blocks).toEqual([f13.block_hash, f12.block_hash]);
       // tenure 41 starts at the restored block f12 (f13 continues it)
-      expect(of(after, 'tenure').map((m) => m.args[0])).toEqual([await get(svc, `/extended/v2/block-tenures/41/blocks?cursor=${f12.index_block_hash}`)]);
+      expect(of(after, 'tenure').map((m) => m.args[0])).toEqual([await getOk(svc, `/extended/v2/block-tenures/41/blocks?cursor=${f12.index_block_hash}`)]);
 
       // resume from cursor 0: the whole stream again, in order
       const again = await recordingSocket(svc.api, { rooms: ['burn-block', 'tenure'], auth: { cursor: '0' } });

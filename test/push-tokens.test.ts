@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from './helpers/service.js';
+import { getOk } from './helpers/http.js';
 import { recordingSocket, rpcClient } from './helpers/push-clients.js';
 import { ChainGenerator } from '../load/generator/index.js';
 import type { GeneratedMessage } from '../load/generator/types.js';
@@ -84,7 +85,7 @@ describe('token push rooms', () => {
     const payloads = got.map((m) => JSON.stringify(withoutCursor(m.args[1])));
     for (let i = 1; i < payloads.length; i++) expect(payloads[i]).not.toBe(payloads[i - 1]);
     for (const m of got) expect(m.args[0]).toBe(principal);
-    const rest = await (await fetch(`${svc.api}/extended/v1/address/${principal}/balances?unanchored=true`)).json();
+    const rest = await getOk(svc, `/extended/v1/address/${principal}/balances?unanchored=true`);
     expect(withoutCursor(got.at(-1)!.args[1])).toEqual({ fungible_tokens: rest.fungible_tokens });
   });
 
@@ -125,7 +126,7 @@ describe('token push rooms', () => {
     } finally {
       again.ws.close();
     }
-    expect((await rpc.call('subscribe', { event: 'address_ft_balance_update', address: 'nope' })).error).toBeDefined();
+    expect((await rpc.call('subscribe', { event: 'address_ft_balance_update', address: 'nope' })).error).toEqual({ code: -32602, message: 'Invalid params', data: 'invalid address' });
   });
 
   it('Socket.IO: auth.cursor replays both rooms from PostgreSQL', async () => {

@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { ChainGenerator } from '../load/generator/index.js';
 import type { GeneratedMessage, GeneratedTx } from '../load/generator/types.js';
-import { settled, startTestService, type TestService } from './helpers/service.js';
+import { startTestService, type TestService } from './helpers/service.js';
+import { deliverOk, getOk } from './helpers/http.js';
 
 type Body = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 type Cost = { read_count: number; read_length: number; runtime: number; write_count: number; write_length: number };
@@ -23,19 +24,6 @@ async function generate(seed: string, blocks: number): Promise<{ gen: ChainGener
   const messages: GeneratedMessage[] = [];
   for await (const m of gen.messages()) messages.push(m);
   return { gen, messages };
-}
-
-async function post(svc: TestService, path: string, body: unknown): Promise<void> {
-  const res = await fetch(svc.observer + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  await res.arrayBuffer();
-  expect(res.status, path).toBe(200);
-  await settled(svc.observer);
-}
-
-async function get(svc: TestService, path: string): Promise<Body> {
-  const res = await fetch(svc.api + path);
-  expect(res.status, path).toBe(200);
-  return (await res.json()) as Body;
 }
 
 const hash = (...parts: unknown[]) => '0x' + createHash('sha256').update(parts.join('/')).digest('hex');
@@ -92,14 +80,14 @@ describe('reference rules on generated chains', () => {
         if (m.path === '/new_block' && b.block_height === 3) b.signer_bitvec = '000300000001e0'; // Nakamoto-shaped, no tenure_height
         if (m.path === '/new_block' && b.block_height === 4) delete b.anchored_cost; // a very old node
         if (m.path === '/new_block' && b.block_height === 2) b.anchored_cost = { read_count: 7, read_length: 70, runtime: 700, write_count: 1, write_length: 10 };
-        await post(svc2, m.path, b);
+        await deliverOk(svc2, m.path, b);
       }
-      expect((await get(svc2, '/extended/v2/blocks/3')).tenure_height).toBe(-1);
-      expect((await get(svc2, '/extended/v1/block/by_height/3')).tenure_height).toBe(-1);
-      expect((await get(svc2, '/extended/v2/blocks/2')).tenure_height).toBe(2);
-      const b2 = await get(svc2, '/extended/v2/blocks/2');
+      expect((await getOk(svc2, '/extended/v2/blocks/3')).tenure_height).toBe(-1);
+      expect((await getOk(svc2, '/extended/v1/block/by_height/3')).tenure_height).toBe(-1);
+      expect((await getOk(svc2, '/extended/v2/blocks/2')).tenure_height).toBe(2);
+      const b2 = await getOk(svc2, '/extended/v2/blocks/2');
       expect([b2.execution_cost_read_count, b2.execution_cost_runtime, b2.execution_cost_write_length]).toEqual([7, 700, 10]);
-      const b4 = await get(svc2, '/extended/v1/block/by_height/4');
+      const b4 = await getOk(svc2, '/extended/v1/block/by_height/4');
       const sum4 = sumCosts(blockBody(messages, 4).transactions);
       expect([b4.execution_cost_read_count, b4.execution_cost_runtime]).toEqual([sum4.read_count, sum4.runtime]);
     } finally {
@@ -116,9 +104,9 @@ describe('reference rules on generated chains', () => {
     const one = variant(b1, 'boot1', b0, [coinbase]);
     const svc2 = await startTestService();
     try {
-      await post(svc2, '/new_block', b0);
-      await post(svc2, '/new_block', one);
-      const t = await get(svc2, `/extended/v1/tx/${boot[0]}`);
+      await deliverOk(svc2, '/new_block', b0);
+      await deliverOk(svc2, '/new_block', one);
+      const t = await getOk(svc2, `/extended/v1/tx/${boot[0]}`);
       expect(t.tx_status).toBe('success');
       expect(t.block_height).toBe(1);
       expect(t.block_hash).toBe(one.block_hash);
@@ -132,16 +120,16 @@ describe('reference rules on generated chains', () => {
   it('chain_tip.burn_block_height: raised by a higher burn block, set by the next canonical block', async () => {
     const { messages } = await generate('rules-burn', 4);
     const upTo3 = messages.slice(0, messages.findIndex((m) => m.path === '/new_block' && m.block?.height === 3) + 1);
-    for (const m of upTo3) await post(svc, m.path, JSON.parse(m.body));
-    const tip = (await get(svc, '/extended')).chain_tip;
+    for (const m of upTo3) await deliverOk(svc, m.path, JSON.parse(m.body));
+    const tip = (await getOk(svc, '/extended')).chain_tip;
     const burn = JSON.parse(upTo3.filter((m) => m.path === '/new_burn_block').at(-1)!.body) as Body;
-    await post(svc, '/new_burn_block', { ...burn, burn_block_hash: hash('burn-ahead'), burn_block_height: tip.burn_block_height + 10 });
-    expect((await get(svc, '/extended')).chain_tip.burn_block_height).toBe(tip.burn_block_height + 10);
-    await post(svc, '/new_burn_block', { ...burn, burn_block_hash: hash('burn-behind'), burn_block_height: tip.burn_block_height + 2 });
-    expect((await get(svc, '/extended')).chain_tip.burn_block_height).toBe(tip.burn_block_height + 10);
+    await deliverOk(svc, '/new_burn_block', { ...burn, burn_block_hash: hash('burn-ahead'), burn_block_height: tip.burn_block_height + 10 });
+    expect((await getOk(svc, '/extended')).chain_tip.burn_block_height).toBe(tip.burn_block_height + 10);
+    await deliverOk(svc, '/new_burn_block', { ...burn, burn_block_hash: hash('burn-behind'), burn_block_height: tip.burn_block_height + 2 });
+    expect((await getOk(svc, '/extended')).chain_tip.burn_block_height).toBe(tip.burn_block_height + 10);
     const b4 = blockBody(messages, 4);
-    await post(svc, '/new_block', b4);
-    expect((await get(svc, '/extended')).chain_tip.burn_block_height).toBe(b4.burn_block_height);
+    await deliverOk(svc, '/new_block', b4);
+    expect((await getOk(svc, '/extended')).chain_tip.burn_block_height).toBe(b4.burn_block_height);
   }, 300_000);
 
   it('mempool: replace-by-fee, mined winner, reorg restores the whole payer+nonce group as pending, re-mining', async () => {
@@ -149,7 +137,7 @@ describe('reference rules on generated chains', () => {
     const svc2 = await startTestService();
     try {
       const upTo3 = messages.slice(0, messages.findIndex((m) => m.path === '/new_block' && m.block?.height === 3) + 1);
-      for (const m of upTo3) await post(svc2, m.path, JSON.parse(m.body));
+      for (const m of upTo3) await deliverOk(svc2, m.path, JSON.parse(m.body));
       const b3 = blockBody(messages, 3);
       const b4 = blockBody(messages, 4);
       const b5 = blockBody(messages, 5);
@@ -157,33 +145,33 @@ describe('reference rules on generated chains', () => {
       const [coinbase4, userA, userB] = m4.txs;
       const twin: GeneratedTx = await gen.lowerFeeTwin(userA);
       const status = async (id: string) => {
-        const t = await get(svc2, `/extended/v1/tx/${id}`);
+        const t = await getOk(svc2, `/extended/v1/tx/${id}`);
         return { status: t.tx_status as string, replaced_by: (t.replaced_by_tx_id ?? null) as string | null };
       };
 
       // the twin first, then the higher-fee tx with the same nonce: the twin is replaced at once
-      await post(svc2, '/new_mempool_tx', [twin.rawTx]);
+      await deliverOk(svc2, '/new_mempool_tx', [twin.rawTx]);
       expect(await status(twin.txId)).toEqual({ status: 'pending', replaced_by: null });
-      await post(svc2, '/new_mempool_tx', [userA.rawTx]);
+      await deliverOk(svc2, '/new_mempool_tx', [userA.rawTx]);
       expect(await status(twin.txId)).toEqual({ status: 'dropped_replace_by_fee', replaced_by: userA.txId });
-      expect((await get(svc2, '/extended/v1/tx/mempool')).total).toBe(1);
+      expect((await getOk(svc2, '/extended/v1/tx/mempool')).total).toBe(1);
 
       // mined: the winner is the mined tx
-      await post(svc2, '/new_block', b4);
+      await deliverOk(svc2, '/new_block', b4);
       expect((await status(userA.txId)).status).toBe('success');
       expect(await status(twin.txId)).toEqual({ status: 'dropped_replace_by_fee', replaced_by: userA.txId });
-      expect((await get(svc2, '/extended/v1/tx/mempool')).total).toBe(0);
+      expect((await getOk(svc2, '/extended/v1/tx/mempool')).total).toBe(0);
 
       // a fork: 4' (coinbase only) and 5' on it orphan block 4; its txs and the twin (same payer+nonce) are pending again
       const b4x = variant(b4, 'b4x', b3, [coinbase4.txId]);
       const b5x = variant(b5, 'b5x', b4x, [(b5.transactions as Body[])[0].txid]);
-      await post(svc2, '/new_block', b4x);
-      await post(svc2, '/new_block', b5x);
-      expect((await get(svc2, '/extended')).chain_tip.index_block_hash).toBe(b5x.index_block_hash);
+      await deliverOk(svc2, '/new_block', b4x);
+      await deliverOk(svc2, '/new_block', b5x);
+      expect((await getOk(svc2, '/extended')).chain_tip.index_block_hash).toBe(b5x.index_block_hash);
       expect(await status(userA.txId)).toEqual({ status: 'pending', replaced_by: null });
       expect(await status(twin.txId)).toEqual({ status: 'pending', replaced_by: null });
       expect((await status(coinbase4.txId)).status).toBe('success'); // mined again in 4'
-      const pool = await get(svc2, '/extended/v1/tx/mempool');
+      const pool = await getOk(svc2, '/extended/v1/tx/mempool');
       expect(pool.total).toBe(3);
       // never announced to the mempool: restored from its mined copy, received at its block's burn time
       const restoredB = (pool.results as Body[]).find((t) => t.tx_id === userB.txId)!;
@@ -192,10 +180,10 @@ describe('reference rules on generated chains', () => {
       // re-mined on the new branch: the mined tx wins again
       const b6 = blockBody(messages, 6);
       const b6x = variant({ ...b6, transactions: [...b6.transactions.slice(0, 1), ...b4.transactions.filter((t: Body) => t.txid === userA.txId)], events: [...b6.events, ...b4.events] }, 'b6x', b5x, [(b6.transactions as Body[])[0].txid, userA.txId]);
-      await post(svc2, '/new_block', b6x);
+      await deliverOk(svc2, '/new_block', b6x);
       expect((await status(userA.txId)).status).toBe('success');
       expect(await status(twin.txId)).toEqual({ status: 'dropped_replace_by_fee', replaced_by: userA.txId });
-      expect((await get(svc2, '/extended/v1/tx/mempool')).total).toBe(1); // userB
+      expect((await getOk(svc2, '/extended/v1/tx/mempool')).total).toBe(1); // userB
     } finally {
       await svc2.stop();
     }
@@ -209,7 +197,7 @@ describe('reference rules on generated chains: push', () => {
     const svc = await startTestService();
     try {
       const upTo3 = messages.slice(0, messages.findIndex((m) => m.path === '/new_block' && m.block?.height === 3) + 1);
-      for (const m of upTo3) await post(svc, m.path, JSON.parse(m.body));
+      for (const m of upTo3) await deliverOk(svc, m.path, JSON.parse(m.body));
       await svc.service.push!.publisher!.idle();
       const b2 = blockBody(messages, 2);
       const b4 = blockBody(messages, 4);
@@ -247,8 +235,8 @@ describe('reference rules on generated chains: push', () => {
         socket.once('connect', () => resolve());
         socket.once('connect_error', reject);
       });
-      await post(svc, '/new_block', sibling);
-      expect((await get(svc, `/extended/v1/block/${sibling.block_hash}`)).canonical).toBe(false);
+      await deliverOk(svc, '/new_block', sibling);
+      expect((await getOk(svc, `/extended/v1/block/${sibling.block_hash}`)).canonical).toBe(false);
       await svc.service.push!.publisher!.idle();
       expect(await socket.timeout(5000).emitWithAck('subscribe', 'block')).toBeNull();
       socket.disconnect();
@@ -267,7 +255,7 @@ describe('reference rules on generated chains: mempool room', () => {
     const svc = await startTestService();
     try {
       const upTo3 = messages.slice(0, messages.findIndex((m) => m.path === '/new_block' && m.block?.height === 3) + 1);
-      for (const m of upTo3) await post(svc, m.path, JSON.parse(m.body));
+      for (const m of upTo3) await deliverOk(svc, m.path, JSON.parse(m.body));
       await svc.service.push!.publisher!.idle();
       const socket = connect(svc.api, { path: '/socket.io/', transports: ['websocket'], query: { subscriptions: 'mempool' }, reconnection: false });
       const got: { tx_id: string; tx_status: string }[] = [];
@@ -279,12 +267,12 @@ describe('reference rules on generated chains: mempool room', () => {
       const minedIn2 = messages.find((m) => m.path === '/new_block' && m.block?.height === 2)!.txs[1];
       const [, userA] = messages.find((m) => m.path === '/new_block' && m.block?.height === 4)!.txs;
       const twin: GeneratedTx = await gen.lowerFeeTwin(userA);
-      await post(svc, '/new_mempool_tx', [minedIn2.rawTx]); // already mined: stored pruned, still announced
-      await post(svc, '/new_mempool_tx', [userA.rawTx]);
-      await post(svc, '/new_mempool_tx', [twin.rawTx]); // lower fee, same nonce: replaced at once
-      await post(svc, '/drop_mempool_tx', { dropped_txids: [userA.txId], reason: 'TooExpensive', new_txid: null });
+      await deliverOk(svc, '/new_mempool_tx', [minedIn2.rawTx]); // already mined: stored pruned, still announced
+      await deliverOk(svc, '/new_mempool_tx', [userA.rawTx]);
+      await deliverOk(svc, '/new_mempool_tx', [twin.rawTx]); // lower fee, same nonce: replaced at once
+      await deliverOk(svc, '/drop_mempool_tx', { dropped_txids: [userA.txId], reason: 'TooExpensive', new_txid: null });
       // revived (a body of its own: an identical message is a re-delivery, ignored): not announced again
-      await post(svc, '/new_mempool_tx', [userA.rawTx, minedIn2.rawTx]);
+      await deliverOk(svc, '/new_mempool_tx', [userA.rawTx, minedIn2.rawTx]);
       await svc.service.push!.publisher!.idle();
       expect(await socket.timeout(5000).emitWithAck('subscribe', 'block')).toBeNull();
       socket.disconnect();
@@ -293,7 +281,7 @@ describe('reference rules on generated chains: mempool room', () => {
         { tx_id: userA.txId, tx_status: 'pending' },
         { tx_id: twin.txId, tx_status: 'dropped_replace_by_fee' },
       ]);
-      expect((await get(svc, `/extended/v1/tx/${userA.txId}`)).tx_status).toBe('pending');
+      expect((await getOk(svc, `/extended/v1/tx/${userA.txId}`)).tx_status).toBe('pending');
     } finally {
       await svc.stop();
     }
@@ -320,7 +308,7 @@ describe('reference rules on generated chains: a fork with mempool traffic', () 
       for (const d of drops) {
         const at = messages.indexOf(d);
         // the state right after the node's drop
-        for (; sent <= at; sent++) await post(svc, messages[sent].path, JSON.parse(messages[sent].body));
+        for (; sent <= at; sent++) await deliverOk(svc, messages[sent].path, JSON.parse(messages[sent].body));
         // the winning branch (the block that ended the reorg is the last one before the drop) and the losing one
         const winning = messages.slice(0, at).filter((m) => m.path === '/new_block' && m.block!.finallyCanonical).slice(-3);
         const losing = messages.slice(0, at).filter((m) => m.path === '/new_block' && !m.block!.finallyCanonical).slice(-2);
@@ -331,7 +319,7 @@ describe('reference rules on generated chains: a fork with mempool traffic', () 
           const lostIn = losing.find((m) => m.txs.some((t) => t.txId === id))!;
           const k = key(lostIn.txs.find((t) => t.txId === id)!.rawTx);
           const w = heightOf.get(k);
-          const t = await get(svc, `/extended/v1/tx/${id}`);
+          const t = await getOk(svc, `/extended/v1/tx/${id}`);
           // the reorg restores level by level from the top: at each height the losing block's txs (and their nonce
           // group) return to the mempool, then the winning block's txs (and their nonce group) are pruned
           if (w && w.height === lastHeight) {
@@ -348,24 +336,24 @@ describe('reference rules on generated chains: a fork with mempool traffic', () 
           if (w && w.height > lostIn.block!.height && w.height !== lastHeight) {
             // the winner, mined higher, was pruned first, then restored with this tx's nonce group: listed as pending
             // in the mempool though mined
-            expect((await get(svc, `/extended/v1/tx/${w.txId}`)).tx_status).toBe('success');
-            const pool = await get(svc, `/extended/v1/address/${k.split('/')[0]}/mempool?limit=50`);
+            expect((await getOk(svc, `/extended/v1/tx/${w.txId}`)).tx_status).toBe('success');
+            const pool = await getOk(svc, `/extended/v1/address/${k.split('/')[0]}/mempool?limit=50`);
             expect((pool.results as Body[]).map((r) => r.tx_id)).toContain(w.txId);
             ghosts.push(w.txId);
           }
         }
         // every tx of an orphaned block returns to the mempool, its coinbase too (the node drops user txs only)
-        const listed = ((await get(svc, '/extended/v1/tx/mempool?limit=50')).results as Body[]).map((r) => r.tx_id);
+        const listed = ((await getOk(svc, '/extended/v1/tx/mempool?limit=50')).results as Body[]).map((r) => r.tx_id);
         for (const m of losing) {
           const coinbase = m.txs.find((t) => t.type === 'coinbase')!;
-          expect((await get(svc, `/extended/v1/tx/${coinbase.txId}`)).tx_status).toBe('pending');
+          expect((await getOk(svc, `/extended/v1/tx/${coinbase.txId}`)).tx_status).toBe('pending');
           expect(listed).toContain(coinbase.txId);
         }
       }
       expect([...outcomes].sort()).toEqual(['dropped_replace_across_fork', 'pending']);
       expect(ghosts.length).toBeGreaterThan(0);
       // and none of them is counted in the mempool
-      const pool = await get(svc, '/extended/v1/tx/mempool?limit=50');
+      const pool = await getOk(svc, '/extended/v1/tx/mempool?limit=50');
       const dropped = new Set(drops.flatMap((d) => (JSON.parse(d.body) as Body).dropped_txids as string[]));
       expect((pool.results as Body[]).filter((t) => dropped.has(t.tx_id))).toEqual([]);
     } finally {
@@ -380,7 +368,7 @@ describe('reference rules: estimated balance', () => {
     const { gen, messages } = await generate('rules-sponsored', 2);
     const svc = await startTestService();
     try {
-      for (const m of messages) await post(svc, m.path, JSON.parse(m.body));
+      for (const m of messages) await deliverOk(svc, m.path, JSON.parse(m.body));
       const accounts = (gen as unknown as { accounts: { key: string; address: string }[] }).accounts;
       const [sender, sponsor, recipient] = [accounts[5], accounts[6], accounts[7]];
       const tx = await makeSTXTokenTransfer({
@@ -394,11 +382,11 @@ describe('reference rules: estimated balance', () => {
       });
       const sponsored = await sponsorTransaction({ transaction: tx, sponsorPrivateKey: sponsor.key, fee: 300, sponsorNonce: 900, network: 'testnet' });
       const before = {
-        sender: BigInt((await get(svc, `/extended/v1/address/${sender.address}/stx`)).balance),
-        sponsor: BigInt((await get(svc, `/extended/v1/address/${sponsor.address}/stx`)).balance),
+        sender: BigInt((await getOk(svc, `/extended/v1/address/${sender.address}/stx`)).balance),
+        sponsor: BigInt((await getOk(svc, `/extended/v1/address/${sponsor.address}/stx`)).balance),
       };
-      await post(svc, '/new_mempool_tx', ['0x' + sponsored.serialize()]);
-      const est = async (a: string) => BigInt((await get(svc, `/extended/v1/address/${a}/stx`)).estimated_balance);
+      await deliverOk(svc, '/new_mempool_tx', ['0x' + sponsored.serialize()]);
+      const est = async (a: string) => BigInt((await getOk(svc, `/extended/v1/address/${a}/stx`)).estimated_balance);
       expect(await est(sender.address)).toBe(before.sender - 1000n - 300n);
       expect(await est(sponsor.address)).toBe(before.sponsor - 300n);
     } finally {
@@ -421,18 +409,18 @@ describe('reference rules: estimated balance', () => {
     const lose = variant(b2, `twice-lose-${n}`, b1, txIds);
     const svc2 = await startTestService();
     try {
-      await post(svc2, '/new_block', b1);
-      await post(svc2, '/new_block', win);
-      await post(svc2, '/new_block', lose);
+      await deliverOk(svc2, '/new_block', b1);
+      await deliverOk(svc2, '/new_block', win);
+      await deliverOk(svc2, '/new_block', lose);
       const tx = txIds[txIds.length - 1];
-      const plain = await get(svc2, `/extended/v1/search/${tx}`);
+      const plain = await getOk(svc2, `/extended/v1/search/${tx}`);
       expect(plain.result.tx_data).toMatchObject({ canonical: false, block_hash: lose.block_hash, block_height: 2 });
-      const withMeta = await get(svc2, `/extended/v1/search/${tx}?include_metadata=true`);
+      const withMeta = await getOk(svc2, `/extended/v1/search/${tx}?include_metadata=true`);
       expect(withMeta.result.tx_data).toMatchObject({ canonical: true, block_hash: win.block_hash });
       expect(withMeta.result.metadata.block_hash).toBe(win.block_hash);
       // mined only in the orphan: a tx (not canonical) without include_metadata; with it, only canonical placements
       // count, and the tx is neither pending nor a block: not found
-      expect((await get(svc2, `/extended/v1/search/${orphanOnly}`)).result.tx_data).toMatchObject({ canonical: false, block_hash: lose.block_hash });
+      expect((await getOk(svc2, `/extended/v1/search/${orphanOnly}`)).result.tx_data).toMatchObject({ canonical: false, block_hash: lose.block_hash });
       const res = await fetch(`${svc2.api}/extended/v1/search/${orphanOnly}?include_metadata=true`);
       expect(res.status).toBe(404);
       // /tx/{id} looks among canonical placements, then the mempool: not found either

@@ -6,16 +6,12 @@
  * themselves equal the canonical history after every block (test/token-tables.test.ts checks the other summed tables
  * the same way) and after their backfill. Bulk sends are added to the generated chain (withBulkSends).
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applied, readAfterReplayTwice, testPipeline } from './helpers/pipeline.js';
-import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
-import { fixtureNames, readFixture } from './helpers/fixtures.js';
+import { checkOnFixture, checkOnGeneratedChain, expectBackfillEquals, migrationBackfill, type DerivedTable } from './helpers/derived.js';
+import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { fixtureNames } from './helpers/fixtures.js';
 import { createLogger } from '../src/logger.js';
-import { sqlDir } from '../src/store/migrate.js';
 import { inboundTransfers } from '../src/store/principal-txs.js';
-import { ChainGenerator } from '../load/generator/index.js';
 import type { Sql } from '../src/store/sql.js';
 
 const log = createLogger('silent');
@@ -128,6 +124,13 @@ function withBulkSends(path: string, body: string, counter: { n: number }): stri
   return JSON.stringify({ ...msg, events: out });
 }
 
+const inboundCounts: DerivedTable<string[]> = {
+  name: 'stx_inbound_counts',
+  read: countsNow,
+  recompute: countsFromHistory,
+  backfill: migrationBackfill(['stx_inbound_counts'], ['0109_stx_inbound.sql']),
+};
+
 describe('stx_inbound: maintained counts and bounded pages', () => {
   let db: TestDatabase;
   beforeAll(async () => {
@@ -137,48 +140,33 @@ describe('stx_inbound: maintained counts and bounded pages', () => {
     await db?.drop();
   });
 
-  async function backfilled(): Promise<string[]> {
-    await db.sql`TRUNCATE stx_inbound_counts`;
-    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0109_stx_inbound.sql'), 'utf8'));
-    return countsNow(db.sql);
-  }
-
   for (const name of fixtureNames()) {
     it(`${name}: pages and totals equal the plain statement; counts equal the history, after a re-delivery and their backfill`, async () => {
-      const once = await readAfterReplayTwice(db.sql, log, readFixture(name), () => emptyChainTables(db.sql), () => countsNow(db.sql));
-      expect(once).toEqual(await countsFromHistory(db.sql));
+      await checkOnFixture(db.sql, log, name, inboundCounts);
       await pagesAgree(db.sql);
-      expect(await backfilled()).toEqual(once);
     });
   }
 
   it('a generated chain with forks and microblock streams: counts after every block, pages with the unconfirmed stream', async () => {
-    await emptyChainTables(db.sql);
-    const pipeline = testPipeline(db.sql, log);
-    const gen = new ChainGenerator({ blocks: 50, txsPerBlock: 8, seed: 'inbound', forks: true, forkEvery: 6, forkDepth: 2, microblockEvery: 3 });
-    let blocks = 0;
     let unconfirmedSeen = false;
     const counter = { n: 0 };
-    for await (const m of gen.messages()) {
-      expect((await applied(pipeline, m.path, withBulkSends(m.path, m.body, counter))).status).toBe(200);
-      if (m.path === '/new_microblocks') {
-        const [{ n }] = await db.sql<{ n: number }[]>`
-          SELECT count(*)::int AS n FROM txs WHERE index_block_hash = '' AND canonical AND microblock_canonical AND tx_type = 'token_transfer'`;
-        if (n > 0 && !unconfirmedSeen) {
-          unconfirmedSeen = true;
-          expect(await pagesAgree(db.sql)).toBeGreaterThan(0);
-        }
+    // the pages, once, while the unconfirmed stream has transfers
+    const onMessage = async (m: { path: string }) => {
+      if (m.path !== '/new_microblocks') return;
+      const [{ n }] = await db.sql<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM txs WHERE index_block_hash = '' AND canonical AND microblock_canonical AND tx_type = 'token_transfer'`;
+      if (n > 0 && !unconfirmedSeen) {
+        unconfirmedSeen = true;
+        expect(await pagesAgree(db.sql)).toBeGreaterThan(0);
       }
-      if (m.path !== '/new_block') continue;
-      blocks++;
-      expect(await countsNow(db.sql), `after block message ${blocks}`).toEqual(await countsFromHistory(db.sql));
-    }
-    expect(gen.summary().orphanedBlocks).toBeGreaterThan(0);
+    };
+    const gen = { blocks: 50, txsPerBlock: 8, seed: 'inbound', forks: true, forkEvery: 6, forkDepth: 2, microblockEvery: 3 };
+    await checkOnGeneratedChain(db.sql, log, gen, inboundCounts, { onMessage, body: (m) => withBulkSends(m.path, m.body, counter) });
     expect(unconfirmedSeen).toBe(true);
     // the bulk-send arm has rows, anchored and orphaned ones among them
     const [{ bulk }] = await db.sql<{ bulk: number }[]>`SELECT COALESCE(sum(n), 0)::int AS bulk FROM stx_inbound_counts WHERE arm = 1`;
     expect(bulk).toBeGreaterThan(10);
     expect(await pagesAgree(db.sql)).toBeGreaterThan(50);
-    expect(await backfilled()).toEqual(await countsNow(db.sql));
+    await expectBackfillEquals(db.sql, inboundCounts);
   });
 });

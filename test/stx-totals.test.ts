@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applied, testPipeline } from './helpers/pipeline.js';
 import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
-import { fixtureNames, readFixture } from './helpers/fixtures.js';
+import { fixtureNames } from './helpers/fixtures.js';
+import { checkOnFixture, checkOnGeneratedChain, type DerivedTable } from './helpers/derived.js';
 import { createLogger } from '../src/logger.js';
 import { stxBalance } from '../src/answers/index.js';
 import { migrate } from '../src/store/migrate.js';
@@ -18,6 +19,7 @@ const log = createLogger('silent');
 
 type Totals = Record<string, { received: string; sent: string; fees: string; rewards: string }>;
 
+/** stx_totals as principal → totals, rows that net to nothing left out. */
 async function maintained(sql: Sql): Promise<Totals> {
   const rows = await sql<{ principal: string; received: string; sent: string; fees: string; rewards: string }[]>`
     SELECT principal, received::text, sent::text, fees::text, rewards::text FROM stx_totals
@@ -48,6 +50,8 @@ async function recomputed(sql: Sql): Promise<Totals> {
   return Object.fromEntries(rows.map(({ principal, ...t }) => [principal, t]));
 }
 
+const stxTotals: DerivedTable<Totals> = { name: 'stx_totals', read: maintained, recompute: recomputed };
+
 describe('stx_totals', () => {
   let db: TestDatabase;
   beforeAll(async () => {
@@ -63,29 +67,12 @@ describe('stx_totals', () => {
 
   for (const name of fixtureNames()) {
     it(`${name}: equals the canonical chain's sums after a replay, and after it is delivered again`, async () => {
-      await reset();
-      const pipeline = testPipeline(db.sql, log);
-      const lines = readFixture(name);
-      for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
-      const once = await maintained(db.sql);
-      expect(once).toEqual(await recomputed(db.sql));
-      for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
-      expect(await maintained(db.sql)).toEqual(once);
+      await checkOnFixture(db.sql, log, name, stxTotals);
     });
   }
 
   it('a generated chain with forks and microblock streams: equal after every block', async () => {
-    await reset();
-    const pipeline = testPipeline(db.sql, log);
-    const gen = new ChainGenerator({ blocks: 30, txsPerBlock: 6, seed: 'totals', forks: true, forkEvery: 7, forkDepth: 2, microblockEvery: 3 });
-    let blocks = 0;
-    for await (const m of gen.messages()) {
-      expect((await applied(pipeline, m.path, m.body)).status).toBe(200);
-      if (m.path !== '/new_block') continue;
-      blocks++;
-      expect(await maintained(db.sql), `after block message ${blocks}`).toEqual(await recomputed(db.sql));
-    }
-    expect(gen.summary().orphanedBlocks).toBeGreaterThan(0);
+    await checkOnGeneratedChain(db.sql, log, { blocks: 30, txsPerBlock: 6, seed: 'totals', forks: true, forkEvery: 7, forkDepth: 2, microblockEvery: 3 }, stxTotals);
     expect(Object.keys(await maintained(db.sql)).length).toBeGreaterThan(5);
   });
 

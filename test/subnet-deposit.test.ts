@@ -11,7 +11,8 @@ import { burnchainOpTx, type BurnOpNodeEvent } from '../src/chain/burnchain-op.j
 import { cv } from '../src/chain/pox.js';
 import { blockUpdate } from '../src/observer/to-update.js';
 import { validateObserverMessage, type NewBlockMessage } from '../src/observer/schemas.js';
-import { startTestService, type TestService, settled } from './helpers/service.js';
+import { startTestService, type TestService } from './helpers/service.js';
+import { deliver, get } from './helpers/http.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- loosely typed JSON answers
 type Json = Record<string, any>;
@@ -209,17 +210,6 @@ describe('subnet deposit txs through the service', () => {
   let deployTxId: string;
   let block2: Record<string, unknown>;
 
-  async function get(path: string): Promise<{ status: number; body: Json }> {
-    const res = await fetch(svc.api + path);
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null };
-  }
-  async function post(path: string, body: unknown): Promise<number> {
-    const res = await fetch(svc.observer + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    await res.arrayBuffer();
-    if (res.status === 200) await settled(svc.observer);
-    return res.status;
-  }
 
   beforeAll(async () => {
     const deploy = await makeContractDeploy({ contractName: 'simple-nft-l2', codeBody: NFT_SOURCE, senderKey: KEY, fee: 10_000, nonce: 0, network: 'testnet' });
@@ -236,8 +226,8 @@ describe('subnet deposit txs through the service', () => {
       DEPOSIT_EVENTS,
     );
     svc = await startTestService({ STACKS_CHAIN_ID: 'testnet' });
-    expect(await post('/new_block', block1)).toBe(200);
-    expect(await post('/new_block', block2)).toBe(200);
+    expect((await deliver(svc, '/new_block', block1)).status).toBe(200);
+    expect((await deliver(svc, '/new_block', block2)).status).toBe(200);
     await svc.service.pipeline?.idle();
   });
   afterAll(async () => svc?.stop());
@@ -259,7 +249,7 @@ describe('subnet deposit txs through the service', () => {
   });
 
   it('/extended/v1/tx/{id}: the NFT deposit as a contract call, with the ABI’s signature and its mint event', async () => {
-    const r = await get(`/extended/v1/tx/${TX.nft}`);
+    const r = await get(svc, `/extended/v1/tx/${TX.nft}`);
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({
       tx_id: TX.nft,
@@ -298,45 +288,45 @@ describe('subnet deposit txs through the service', () => {
   });
 
   it('/extended/v1/tx/{id}: FT and STX deposits and the asset registration', async () => {
-    const ft = await get(`/extended/v1/tx/${TX.ft}`);
+    const ft = await get(svc, `/extended/v1/tx/${TX.ft}`);
     expect(ft.status).toBe(200);
     expect(ft.body).toMatchObject({ tx_type: 'contract_call', sender_address: USER, contract_call: { contract_id: FT_CONTRACT, function_name: 'deposit-from-burnchain', function_signature: '' } });
     expect(ft.body.events).toEqual([
       { event_index: 0, event_type: 'fungible_token_asset', tx_id: TX.ft, asset: { asset_event_type: 'mint', asset_id: `${FT_CONTRACT}::ft-token`, sender: '', recipient: USER, amount: '250' } },
     ]);
 
-    const stx = await get(`/extended/v1/tx/${TX.stx}`);
+    const stx = await get(svc, `/extended/v1/tx/${TX.stx}`);
     expect(stx.status).toBe(200);
     expect(stx.body).toMatchObject({ tx_type: 'token_transfer', sender_address: BOOT, nonce: 0, fee_rate: '0', token_transfer: { recipient_address: USER, amount: '12345678', memo: '0x' } });
     expect(stx.body.events).toEqual([
       { event_index: 0, event_type: 'stx_asset', tx_id: TX.stx, asset: { asset_event_type: 'mint', sender: '', recipient: USER, amount: '12345678' } },
     ]);
 
-    const reg = await get(`/extended/v1/tx/${TX.reg}`);
+    const reg = await get(svc, `/extended/v1/tx/${TX.reg}`);
     expect(reg.status).toBe(200);
     expect(reg.body).toMatchObject({ tx_type: 'contract_call', sender_address: BOOT, contract_call: { contract_id: `${BOOT}.subnet`, function_name: 'register-asset-contract' } });
     expect(reg.body.events).toMatchObject([{ event_type: 'smart_contract_log', tx_id: TX.reg, contract_log: { contract_id: `${BOOT}.subnet`, topic: 'print' } }]);
   });
 
   it('the block lists every deposit tx and its tx_count matches', async () => {
-    const v1 = await get('/extended/v1/block/by_height/2');
+    const v1 = await get(svc, '/extended/v1/block/by_height/2');
     expect(v1.status).toBe(200);
     expect([...v1.body.txs].sort()).toEqual([TX.nft, TX.ft, TX.stx, TX.reg].sort());
-    const v2 = await get('/extended/v2/blocks/2');
+    const v2 = await get(svc, '/extended/v2/blocks/2');
     expect(v2.status).toBe(200);
     expect(v2.body.tx_count).toBe(4);
     expect(v2.body.tx_count).toBe(v1.body.txs.length);
     // and /tx/multiple finds them all
     const ids = [TX.nft, TX.ft, TX.stx, TX.reg];
-    const multi = await get(`/extended/v1/tx/multiple?${ids.map((id) => `tx_id=${id}`).join('&')}`);
+    const multi = await get(svc, `/extended/v1/tx/multiple?${ids.map((id) => `tx_id=${id}`).join('&')}`);
     expect(multi.status).toBe(200);
     for (const id of ids) expect(multi.body[id]).toMatchObject({ found: true, result: { tx_id: id, block_height: 2 } });
     // the deploy of the L2 contract is there too
-    expect((await get(`/extended/v1/tx/${deployTxId}`)).body.tx_type).toBe('smart_contract');
+    expect((await get(svc, `/extended/v1/tx/${deployTxId}`)).body.tx_type).toBe('smart_contract');
   });
 
   it('/extended/v1/tx/events?tx_id= gives the deposit’s event', async () => {
-    const r = await get(`/extended/v1/tx/events?tx_id=${TX.nft}`);
+    const r = await get(svc, `/extended/v1/tx/events?tx_id=${TX.nft}`);
     expect(r.status).toBe(200);
     expect(r.body.results.map((e: Json) => e.event_type)).toEqual(['non_fungible_token_asset']);
   });

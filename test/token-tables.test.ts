@@ -8,14 +8,12 @@
  * from the canonical anchored history (custody on the generated chain: from the blocks' flips, by a model of the
  * reference's rules); the migration's backfill equals a fresh ingest (custody: where no NFT event was orphaned).
  */
-import { readFileSync } from 'node:fs';
 import { applied, testPipeline } from './helpers/pipeline.js';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase, emptyChainTables } from './helpers/db.js';
-import { fixtureNames, readFixture } from './helpers/fixtures.js';
+import { fixtureNames } from './helpers/fixtures.js';
+import { checkOnFixture, migrationBackfill, type DerivedTable } from './helpers/derived.js';
 import { createLogger } from '../src/logger.js';
-import { sqlDir } from '../src/store/migrate.js';
 import { ChainGenerator } from '../load/generator/index.js';
 import type { Sql } from '../src/store/sql.js';
 
@@ -121,6 +119,28 @@ async function recomputed(sql: Sql): Promise<Tables> {
   return { ft: ft.map((r) => r.l), nftTotals: nftTotals.map((r) => r.l), custody: custody.map((r) => r.l), senders: senders.map((r) => r.l), mints: mints.map((r) => r.l), owners: owners.map((r) => r.l), ftCounts: ftCounts.map((r) => r.l) };
 }
 
+const tokenTables: DerivedTable<Tables> = {
+  name: 'token tables and list counts',
+  read: maintained,
+  recompute: recomputed,
+  /** the tables as the migrations' backfills build them from what is stored */
+  // 0045 defines its first nft_custody_apply again, and 0106 and 0107 the custody applier and the row trigger: the
+  // later migrations that replace them run too
+  backfill: migrationBackfill(
+    ['ft_balances', 'nft_totals', 'nft_custody', 'sender_tx_counts', 'nft_mint_counts'],
+    [
+      '0045_token_tables.sql',
+      '0103_list_counts.sql',
+      '0106_nft_custody_reference.sql',
+      '0107_read_counts.sql',
+      '0112_ft_counts.sql',
+      '0114_nft_owner_totals.sql',
+      '0121_nft_custody_batched.sql',
+      '0122_nft_owner_counts_statement.sql',
+    ],
+  ),
+};
+
 describe('token tables (ft_balances, nft_totals, nft_custody, nft_owner_counts, FT counts) and the list counts (sender_tx_counts, nft_mint_counts)', () => {
   let db: TestDatabase;
   beforeAll(async () => {
@@ -134,33 +154,9 @@ describe('token tables (ft_balances, nft_totals, nft_custody, nft_owner_counts, 
     await emptyChainTables(db.sql);
   }
 
-  /** The tables as the migration's backfill builds them from what is stored. */
-  async function backfilled(): Promise<Tables> {
-    await db.sql`TRUNCATE ft_balances, nft_totals, nft_custody, sender_tx_counts, nft_mint_counts`;
-    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0045_token_tables.sql'), 'utf8'));
-    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0103_list_counts.sql'), 'utf8'));
-    // 0045 defines its first nft_custody_apply again: the later migration that replaces it, too
-    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0106_nft_custody_reference.sql'), 'utf8'));
-    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0107_read_counts.sql'), 'utf8'));
-    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0112_ft_counts.sql'), 'utf8'));
-    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0114_nft_owner_totals.sql'), 'utf8'));
-    // 0106 and 0107 define the custody applier and the row trigger again: the migrations that replace them, too
-    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0121_nft_custody_batched.sql'), 'utf8'));
-    await db.sql.unsafe(readFileSync(path.join(sqlDir(), '0122_nft_owner_counts_statement.sql'), 'utf8'));
-    return maintained(db.sql);
-  }
-
   for (const name of fixtureNames()) {
     it(`${name}: equal to the canonical history after a replay and a re-delivery; the backfill equals the ingest`, async () => {
-      await reset();
-      const pipeline = testPipeline(db.sql, log);
-      const lines = readFixture(name);
-      for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
-      const once = await maintained(db.sql);
-      expect(once).toEqual(await recomputed(db.sql));
-      for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
-      expect(await maintained(db.sql)).toEqual(once);
-      expect(await backfilled()).toEqual(once);
+      await checkOnFixture(db.sql, log, name, tokenTables);
     });
   }
 
@@ -223,7 +219,8 @@ describe('token tables (ft_balances, nft_totals, nft_custody, nft_owner_counts, 
     expect(orphaned.n).toBeGreaterThan(0);
     // the backfill rebuilds custody from the canonical events (it cannot know what orphaned blocks wrote)
     const truth = await recomputed(db.sql);
-    const back = await backfilled();
+    await tokenTables.backfill!(db.sql);
+    const back = await maintained(db.sql);
     // the owner and FT counts are functions of the custody and balance tables the backfill rebuilt (which has no
     // zero rows of touched keys: a token's holders count them)
     expect({ ...back, owners: [], ftCounts: [] }).toEqual({ ...end, custody: truth.custody, owners: [], ftCounts: [] });

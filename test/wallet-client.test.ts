@@ -171,6 +171,11 @@ describe.each(['mainnet-out-of-order-microblock', 'regtest-env-pox-4-stack-stx-i
         );
         // the newest event of an NFT it holds gave it to the holder
         expect(history.total).toBeGreaterThan(0);
+        // every anchored canonical event of that NFT is counted
+        const [{ n }] = await svc.db.sql<{ n: number }[]>`
+          SELECT count(*)::int AS n FROM events WHERE event_type = 'non_fungible_token_asset' AND canonical AND microblock_canonical
+            AND index_block_hash <> '' AND asset_identifier = ${h.asset_identifier} AND value_hex = ${h.value.hex}`;
+        expect(history.total, `${h.asset_identifier} ${h.value.repr}`).toBe(n);
         expect(history.results[0].recipient, `${h.asset_identifier} ${h.value.repr}`).toBe(principal);
         const mints = await allPages(async (offset) =>
           same(await api.GET('/extended/v1/tokens/nft/mints', { params: { query: { asset_identifier: h.asset_identifier, limit: 50, offset, tx_metadata: false } } })),

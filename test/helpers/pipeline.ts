@@ -1,4 +1,4 @@
-import { expect, onTestFinished } from 'vitest';
+import { onTestFinished } from 'vitest';
 import type { Logger } from 'pino';
 import type { Sql } from '../../src/store/sql.js';
 import { ObserverPipeline, type ObserverReply } from '../../src/observer/pipeline.js';
@@ -25,25 +25,4 @@ export async function applied(p: ObserverPipeline, path: string, body: string, o
   const r = await p.handle(path, body, opts);
   await p.idle();
   return r;
-}
-
-/**
- * Replays a recorded fixture into an emptied database, reads `read` (a maintained table as comparable lines, say),
- * delivers the whole fixture again and checks that the read is unchanged (re-delivery changes nothing); returns the
- * first read. `empty` runs first (it empties the chain tables).
- */
-export async function readAfterReplayTwice<T>(
-  sql: Sql,
-  log: Logger,
-  lines: { path: string; body: string }[],
-  empty: () => Promise<void>,
-  read: () => Promise<T>,
-): Promise<T> {
-  await empty();
-  const pipeline = testPipeline(sql, log);
-  for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
-  const once = await read();
-  for (const l of lines) expect((await applied(pipeline, l.path, l.body)).status).toBe(200);
-  expect(await read()).toEqual(once);
-  return once;
 }
