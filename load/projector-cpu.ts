@@ -6,11 +6,14 @@
  *
  * The first N lines of the file (default: all but the last M) are imported into a fresh database with `import-events`.
  * Then, for each round and each DIR (a folder holding `functions/*.sql`, like the repo's sql/; default: the repo's
- * own), one transaction re-creates DIR's functions, applies the next M lines (default 600) one message after the other
- * as a projector batch does (derived tables deferred, then derived_flush), and is rolled back. What it reports is the
+ * own), DIR's functions are created again (committed: the database is thrown away), then one transaction applies the
+ * next M lines (default 600) one message after the other as a projector batch does (derived tables deferred, then
+ * derived_flush) and is rolled back, and a VACUUM clears what it left behind. What it reports is the
  * CPU time of that transaction's backend (read from /proc: the database must run on this machine), which the machine's
- * load changes much less than wall time, and for each DIR the median and minimum over the rounds. The rounds alternate
- * the DIRs, so a change in the machine's load falls on all of them alike.
+ * load changes much less than wall time, and for each DIR the median and minimum over the rounds, and the shared
+ * buffers the transaction read (hits and reads, from pg_stat_database), which the load does not change at all: the
+ * work done, a proxy of its CPU. The rounds alternate the DIRs, so a change in the machine's load falls on all of
+ * them alike.
  *
  * Database: BENCH_DATABASE_URL or TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres), where the
  * throw-away database is created and dropped (--keep keeps it).
@@ -100,13 +103,28 @@ async function main(argv: string[]) {
     const sql = postgres(db.url, { max: 1, onnotice: () => {} }) as unknown as Sql;
     const [{ pid }] = await sql<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
     if (!existsSync(`/proc/${pid}/stat`)) throw new Error('the database does not run on this machine: its backend CPU cannot be read');
+    // shared buffers this database's backends read (hits + reads), as the statistics system has them: flushed when
+    // this backend goes idle after pg_stat_force_next_flush(), read in a new transaction (a new snapshot)
+    const buffers = async () => {
+      await sql`SELECT pg_stat_force_next_flush()`;
+      const [b] = await sql<{ n: string }[]>`
+        SELECT (blks_hit + blks_read)::text AS n FROM pg_stat_database WHERE datname = current_database()`;
+      return Number(b.n);
+    };
     const cpu: number[][] = variants.map(() => []);
+    const bufs: number[][] = variants.map(() => []);
     for (let r = 0; r < rounds; r++) {
       for (let v = 0; v < variants.length; v++) {
+        // the version's functions, committed (the database is thrown away), outside what is measured
+        await sql.begin(async (tx) => {
+          for (const text of variants[v].sql) await (tx as unknown as Sql).unsafe(text);
+        });
+        // what the previous round rolled back leaves dead rows and index entries behind: every round starts clean
+        await sql`VACUUM`;
+        const buffersBefore = await buffers();
         await sql
           .begin(async (tx) => {
             const t = tx as unknown as Sql;
-            for (const text of variants[v].sql) await t.unsafe(text);
             await t`SELECT set_config('stacks_pulse.defer_derived', 'on', true)`;
             const before = cpuMs(pid);
             for (const m of messages) await applyMessage(t, m, { fastBlocks: true });
@@ -117,6 +135,7 @@ async function main(argv: string[]) {
           .catch((err: unknown) => {
             if (!(err instanceof Rollback)) throw err;
           });
+        bufs[v].push((await buffers()) - buffersBefore);
       }
     }
     await (sql as unknown as { end(): Promise<void> }).end();
@@ -127,11 +146,15 @@ async function main(argv: string[]) {
       min_ms: Math.min(...cpu[i]),
       per_message_us: Math.round((median(cpu[i]) * 1000) / messages.length),
       rounds_ms: cpu[i],
+      buffers_per_message: Math.round(median(bufs[i]) / messages.length),
+      rounds_buffers: bufs[i],
     }));
-    const w = [Math.max(10, ...rows.map((r) => r.functions.length)) + 2, 12, 10, 16];
+    const w = [Math.max(10, ...rows.map((r) => r.functions.length)) + 2, 12, 10, 16, 18];
     const pad = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(w[i]) : c.padStart(w[i]))).join('');
-    const out = [pad(['functions', 'median ms', 'min ms', 'µs / message'])];
-    for (const r of rows) out.push(pad([r.functions, r.median_ms.toFixed(0), r.min_ms.toFixed(0), String(r.per_message_us)]));
+    const out = [pad(['functions', 'median ms', 'min ms', 'µs / message', 'buffers / message'])];
+    for (const r of rows) {
+      out.push(pad([r.functions, r.median_ms.toFixed(0), r.min_ms.toFixed(0), String(r.per_message_us), String(r.buffers_per_message)]));
+    }
     process.stdout.write(out.join('\n') + '\n');
     process.stdout.write(JSON.stringify({ file, prefix: start, messages: messages.length, kinds: Object.fromEntries(kinds), runs: rows }) + '\n');
   } finally {
