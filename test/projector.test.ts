@@ -28,9 +28,11 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A generated chain with forks, microblock streams and mempool traffic, as a TSV file. */
+/** A generated chain with forks, microblock streams, mempool traffic (replace-by-fee pairs, drops) and BNS names, as a TSV file. */
 async function generatedChain(): Promise<string> {
-  const gen = new ChainGenerator({ blocks: 60, txsPerBlock: 6, seed: 'projector', forks: true, forkEvery: 7, forkDepth: 2, microblockEvery: 3 });
+  const gen = new ChainGenerator({
+    blocks: 60, txsPerBlock: 6, seed: 'projector', forks: true, forkEvery: 7, forkDepth: 2, microblockEvery: 3, bns: true, bnsPerBlock: 2,
+  });
   const lines: string[] = [];
   let i = 0;
   for await (const m of gen.messages()) lines.push(`${++i}\t${new Date(1_700_000_000_000 + i * 1000).toISOString()}\t${m.path}\t${m.body}`);
@@ -90,6 +92,11 @@ describe('batch projection = one-by-one projection', () => {
     expect(batches[0]).toBeGreaterThan(batches[1]);
     expect(batches[1]).toBeGreaterThan(batches[2]);
     expect((one.blocks as { canonical: boolean }[]).some((b) => !b.canonical)).toBe(true);
+    // the mempool rules had work to do: txs replaced by fee, mined, and names registered
+    const mempool = one.mempool_txs as { status: string; pruned: boolean }[];
+    expect(mempool.some((m) => m.status === 'dropped_replace_by_fee')).toBe(true);
+    expect(mempool.some((m) => m.pruned && m.status === 'pending')).toBe(true);
+    expect((one.bns_names as unknown[]).length).toBeGreaterThan(0);
     for (const other of rest) expect(other).toEqual(one);
   }, 400_000);
 

@@ -9,8 +9,8 @@
 --   * mempool_mined: both of the above for the txs of a block stored canonical, in one UPDATE.
 --   * mempool_restore (restoreMempoolTxs): txs orphaned by a reorg or a microblock fork come back as pending together
 --     with the mempool txs of the same payer and nonce; those never seen in the mempool are inserted from their mined
---     row (receipt time = its burn block time, size = its raw result, as the reference does) through mempool_insert.
---   * mempool_insert (insertDbMempoolTxs): a known pruned tx that is not mined comes back as pending; a new one is
+--     row (receipt time = its burn block time, size = its raw result, as the reference does) through mempool_insert_rows.
+--   * mempool_insert_rows (insertDbMempoolTxs): a known pruned tx that is not mined comes back as pending; a new one is
 --     inserted; one already mined canonically is pruned at once; then replace-by-fee over what came in.
 --   * mempool_garbage_collect (deleteGarbageCollectedMempoolTxs): at every stored block, txs received 256 blocks
 --     before the previous tip (2,560 minutes once the tip is a Nakamoto block) become dropped_api_garbage_collect.
@@ -120,47 +120,67 @@ END
 $$;
 
 -- p_rows: mempool_txs rows as JSON (without receipt_block_height, status, pruned, replaced_by_tx_id, seq), in the
--- order they came. Returns the revived and the inserted tx ids (those the reference announces). The "already mined"
--- step filters `pruned IS NOT TRUE` for the reason given at mempool_prune.
-CREATE OR REPLACE FUNCTION mempool_insert(p_rows json, p_tip bigint, p_seq bigint) RETURNS text[] LANGUAGE plpgsql
+-- order they came. ids: the revived and the inserted tx ids (those the reference announces), in the order they came;
+-- inserted: those of them seen for the first time (the rows this call inserted).
+--
+-- The reference's steps are: revive the known pruned txs that are not mined; insert the new ones; prune those (known
+-- or new) already mined canonically; replace-by-fee over what came in. The first and third steps are one UPDATE of the
+-- known rows here (a known row changes when its `pruned` differs from "not mined": pruned and not mined is revived,
+-- pending and mined is pruned; the rows each step touches are disjoint, and a revived row is not mined), and a new row
+-- that is already mined is inserted pruned rather than inserted pending and pruned by a second statement.
+-- Both conditions name the rows by primary key and say nothing a partial index matches (see mempool_prune).
+CREATE OR REPLACE FUNCTION mempool_insert_rows(p_rows json, p_tip bigint, p_seq bigint, OUT ids text[], OUT inserted text[])
+LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   v_rows mempool_txs[];
   v_ids text[];
   v_first_time bigint;
   v_revived text[];
-  v_inserted text[];
 BEGIN
-  -- the JSON is parsed once, into rows (it used to be parsed twice: for the ids, then for the INSERT)
+  -- the JSON is parsed once, into rows
   v_rows := ARRAY(SELECT r FROM json_populate_recordset(NULL::mempool_txs, p_rows) AS r);
-  IF cardinality(v_rows) = 0 THEN RETURN '{}'; END IF;
+  IF cardinality(v_rows) = 0 THEN
+    ids := '{}';
+    inserted := '{}';
+    RETURN;
+  END IF;
   v_ids := ARRAY(SELECT r.tx_id FROM unnest(v_rows) WITH ORDINALITY AS r ORDER BY r.ordinality);
   v_first_time := (v_rows[1]).receipt_time;
   WITH u AS (
-    UPDATE mempool_txs m SET pruned = false, status = 'pending', replaced_by_tx_id = NULL,
-      receipt_block_height = p_tip, receipt_time = v_first_time
-    WHERE m.tx_id = ANY(v_ids) AND m.pruned
-      AND NOT EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = m.tx_id AND t.canonical AND t.microblock_canonical)
-    RETURNING m.tx_id
-  ) SELECT COALESCE(array_agg(tx_id), '{}') INTO v_revived FROM u;
+    UPDATE mempool_txs m SET pruned = NOT m.pruned,
+      status = CASE WHEN m.pruned THEN 'pending' ELSE m.status END,
+      replaced_by_tx_id = CASE WHEN m.pruned THEN NULL ELSE m.replaced_by_tx_id END,
+      receipt_block_height = CASE WHEN m.pruned THEN p_tip ELSE m.receipt_block_height END,
+      receipt_time = CASE WHEN m.pruned THEN v_first_time ELSE m.receipt_time END
+    WHERE m.tx_id = ANY(v_ids)
+      AND m.pruned = NOT EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = m.tx_id AND t.canonical AND t.microblock_canonical)
+    RETURNING m.tx_id, m.pruned
+  ) SELECT COALESCE(array_agg(tx_id) FILTER (WHERE NOT pruned), '{}') INTO v_revived FROM u;
   WITH ins AS (
     INSERT INTO mempool_txs (tx_id, raw_tx, tx_type, nonce, fee_rate, sender_address, sponsor_address, sponsored,
       token_transfer_recipient, token_transfer_amount, contract_call_contract_id, smart_contract_contract_id, byte_size,
       api, receipt_time, receipt_block_height, status, pruned, replaced_by_tx_id, seq)
     SELECT r.tx_id, r.raw_tx, r.tx_type, r.nonce, r.fee_rate, r.sender_address, r.sponsor_address, r.sponsored,
       r.token_transfer_recipient, r.token_transfer_amount, r.contract_call_contract_id, r.smart_contract_contract_id,
-      r.byte_size, r.api, r.receipt_time, p_tip, 'pending', false, NULL, p_seq
+      r.byte_size, r.api, r.receipt_time, p_tip, 'pending',
+      EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = r.tx_id AND t.canonical AND t.microblock_canonical), NULL, p_seq
     FROM unnest(v_rows) WITH ORDINALITY AS r
     ORDER BY r.ordinality
     ON CONFLICT (tx_id) DO NOTHING
     RETURNING tx_id
-  ) SELECT COALESCE(array_agg(tx_id), '{}') INTO v_inserted FROM ins;
-  UPDATE mempool_txs m SET pruned = true
-    WHERE m.tx_id = ANY(v_ids) AND m.pruned IS NOT TRUE
-      AND EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = m.tx_id AND t.canonical AND t.microblock_canonical);
-  PERFORM mempool_replace_by_fee(v_revived || v_inserted, true);
+  ) SELECT COALESCE(array_agg(tx_id), '{}') INTO inserted FROM ins;
+  PERFORM mempool_replace_by_fee(v_revived || inserted, true);
   -- in the order they came
-  RETURN ARRAY(SELECT x FROM unnest(v_ids) WITH ORDINALITY AS u(x, i) WHERE x = ANY(v_revived || v_inserted) ORDER BY i);
+  ids := ARRAY(SELECT x FROM unnest(v_ids) WITH ORDINALITY AS u(x, i) WHERE x = ANY(v_revived || inserted) ORDER BY i);
+END
+$$;
+
+-- mempool_insert_rows' ids.
+CREATE OR REPLACE FUNCTION mempool_insert(p_rows json, p_tip bigint, p_seq bigint) RETURNS text[] LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
+BEGIN
+  RETURN (mempool_insert_rows(p_rows, p_tip, p_seq)).ids;
 END
 $$;
 
@@ -191,7 +211,7 @@ BEGIN
       FROM txs t WHERE t.tx_id = ANY(v_need)
       ORDER BY t.tx_id, t.block_height DESC, t.microblock_sequence DESC, t.tx_index DESC
     ) o;
-    IF v_rows IS NOT NULL THEN PERFORM mempool_insert(v_rows, p_tip, p_seq); END IF;
+    IF v_rows IS NOT NULL THEN PERFORM mempool_insert_rows(v_rows, p_tip, p_seq); END IF;
   END IF;
   RETURN v_restored || v_need;
 END
@@ -230,16 +250,23 @@ $$;
 -- the group is pruned, so garbage collection (NOT pruned rows only) never touches a row of the group and runs after
 -- both as well as between them. A loser's final state is replace-by-fee's; any other row of the group that was
 -- pending ends pruned with status kept and no replacement, as prune leaves it.
+--
+-- Prune's group (mempool_same_nonce) is built in the same statement from replace-by-fee's own lookups: the block's
+-- txs are read once, and the mempool rows of a payer+nonce once, where a separate mempool_same_nonce() call read
+-- both again (a third of the buffers this function reads per block). For a payer that is not null the group's lookup
+-- is `same`'s; a sponsored tx without sponsor, whose payer is null for replace-by-fee and 'null' for prune, adds the
+-- mempool rows whose sender or sponsor is 'null' at its nonce, as mempool_same_nonce does.
 CREATE OR REPLACE FUNCTION mempool_mined(p_ids text[]) RETURNS void LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan AS $$
-DECLARE
-  v_group text[];
 BEGIN
   IF cardinality(p_ids) = 0 THEN RETURN; END IF;
-  v_group := mempool_same_nonce(p_ids);
-  WITH src AS (
-    SELECT DISTINCT CASE WHEN t.sponsored THEN t.sponsor_address ELSE t.sender_address END AS address, t.nonce
-    FROM txs t WHERE t.tx_id = ANY(p_ids)
+  WITH payer AS (
+    SELECT DISTINCT t.sponsored, t.sponsor_address, t.sender_address, t.nonce FROM txs t WHERE t.tx_id = ANY(p_ids)
+  ), src AS (
+    SELECT DISTINCT CASE WHEN p.sponsored THEN p.sponsor_address ELSE p.sender_address END AS address, p.nonce
+    FROM payer p
+  ), null_sponsor AS (
+    SELECT DISTINCT p.nonce FROM payer p WHERE p.sponsored AND p.sponsor_address IS NULL
   ), same AS (
     SELECT m.tx_id, m.fee_rate, m.receipt_time, g.address, g.nonce
     FROM mempool_txs m JOIN src g ON m.sponsor_address = g.address AND m.nonce = g.nonce
@@ -268,10 +295,16 @@ BEGIN
     SELECT DISTINCT ON (s.tx_id) s.tx_id, w.tx_id AS winner
     FROM same s JOIN win w USING (address, nonce) WHERE s.tx_id <> w.tx_id
     ORDER BY s.tx_id
+  ), grp AS (
+    -- prune's group: mempool_same_nonce(p_ids)
+    SELECT s.tx_id FROM same s
+    UNION SELECT m.tx_id FROM mempool_txs m JOIN null_sponsor n ON m.nonce = n.nonce AND m.sender_address = 'null'
+    UNION SELECT m.tx_id FROM mempool_txs m JOIN null_sponsor n ON m.nonce = n.nonce AND m.sponsor_address = 'null'
+    UNION SELECT unnest(p_ids)
   ), target AS (
     -- prune's group, each row with its replace-by-fee winner when it loses (losers are in the group; joined in full all the same)
     SELECT COALESCE(g.tx_id, l.tx_id) AS tx_id, l.winner, l.tx_id IS NOT NULL AS loses
-    FROM unnest(v_group) AS g(tx_id) FULL JOIN loser l ON l.tx_id = g.tx_id
+    FROM grp g FULL JOIN loser l ON l.tx_id = g.tx_id
   )
   UPDATE mempool_txs m
   SET pruned = true,

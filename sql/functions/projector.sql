@@ -127,13 +127,14 @@ SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   v_seq bigint := nextval('change_seq');
   v_ids text[];
+  v_inserted text[];
   v_new text[];
 BEGIN
   PERFORM pg_advisory_xact_lock(7355609); -- MEMPOOL_LOCK of src/store/ingest.ts
-  v_ids := mempool_insert(p_txs, COALESCE((SELECT max(block_height) FROM blocks WHERE canonical), 0), v_seq);
+  SELECT r.ids, r.inserted INTO v_ids, v_inserted
+  FROM mempool_insert_rows(p_txs, COALESCE((SELECT max(block_height) FROM blocks WHERE canonical), 0), v_seq) r;
   -- the txs seen for the first time (the others were revived): the reference announces those to the mempool room
-  v_new := ARRAY(SELECT x FROM unnest(v_ids) WITH ORDINALITY AS u(x, i)
-    WHERE EXISTS (SELECT 1 FROM mempool_txs m WHERE m.tx_id = u.x AND m.seq = v_seq) ORDER BY i);
+  v_new := ARRAY(SELECT x FROM unnest(v_ids) WITH ORDINALITY AS u(x, i) WHERE x = ANY(v_inserted) ORDER BY i);
   IF p_outbox THEN
     PERFORM push_outbox_record(p_event_id, 'mempool', NULL, v_ids);
     UPDATE push_outbox SET result = result || jsonb_build_object('newMempoolTxs', to_jsonb(v_new)) WHERE event_id = p_event_id;
