@@ -26,9 +26,7 @@ export default defineConfig({
     hookTimeout: 600_000,
     pool: 'forks',
     fileParallelism: true,
-    // Four files at a time on two cores: most of a file's time is spent waiting (for spawned processes to start and
-    // stop, for the projector, PostgreSQL and Redis, for polled conditions), so two workers left the cores half idle.
-    maxWorkers: 4,
+    maxWorkers: 2,
     onUnhandledError: (err) => !isDriverSocketFault(err),
   },
 });
