@@ -32,7 +32,7 @@ let want: Dump;
 let dbCounter = 0;
 
 async function freshDatabase(): Promise<string> {
-  return pg.createDatabase(`kills_${process.pid}_${dbCounter++}`);
+  return pg.createMigratedDatabase(`kills_${process.pid}_${dbCounter++}`);
 }
 
 /** Every chain table (derived ones included) of `url`'s database, surrogate ids and seq values ranked. */

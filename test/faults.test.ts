@@ -43,7 +43,7 @@ type Dump = Record<string, unknown[]>;
 const clean = new Map<string, Dump>();
 
 async function freshDatabase(): Promise<string> {
-  return pg.createDatabase(`faults_${process.pid}_${dbCounter++}`);
+  return pg.createMigratedDatabase(`faults_${process.pid}_${dbCounter++}`);
 }
 
 /** Dump of `url`'s database. */

@@ -8,6 +8,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { readdirSync } from 'node:fs';
 import postgres from 'postgres';
+import { connectDatabase } from '../../src/store/connect.js';
+import { migrate } from '../../src/store/migrate.js';
 
 const run = promisify(execFile);
 
@@ -50,6 +52,11 @@ export interface PgInstance {
   /** superuser URL of database `name` (default: postgres) */
   url(name?: string): string;
   createDatabase(name: string): Promise<string>;
+  /**
+   * A database with every migration applied, as the service's first start leaves it: a copy (CREATE DATABASE …
+   * TEMPLATE) of one database of this server migrated on first use, so a test making several pays for migrating once.
+   */
+  createMigratedDatabase(name: string): Promise<string>;
   /** `immediate` is a crash (no checkpoint, WAL recovery at the next start); `fast` a clean shutdown. */
   stop(mode?: 'fast' | 'immediate'): Promise<void>;
   start(): Promise<void>;
@@ -78,6 +85,7 @@ export async function startPostgres(): Promise<PgInstance> {
     '-c shared_buffers=32MB',
   ].join(' ');
   let running = false;
+  let migrated: Promise<void> | undefined;
   const inst: PgInstance = {
     port,
     url: (name = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${name}`,
@@ -85,6 +93,28 @@ export async function startPostgres(): Promise<PgInstance> {
       const admin = postgres(inst.url(), { max: 1, onnotice: () => {} });
       try {
         await admin.unsafe(`CREATE DATABASE ${name}`);
+      } finally {
+        await admin.end();
+      }
+      return inst.url(name);
+    },
+    async createMigratedDatabase(name) {
+      migrated ??= (async () => {
+        const url = await inst.createDatabase('sp_migrated');
+        const db = await connectDatabase({ databaseUrl: url, dataDir: '/nonexistent', max: 1 });
+        try {
+          await migrate(db.sql);
+        } finally {
+          await db.close(); // nobody may stay connected to a template that is copied
+        }
+      })().catch((err) => {
+        migrated = undefined;
+        throw err;
+      });
+      await migrated;
+      const admin = postgres(inst.url(), { max: 1, onnotice: () => {} });
+      try {
+        await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE sp_migrated`);
       } finally {
         await admin.end();
       }
