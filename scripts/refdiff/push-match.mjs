@@ -3,7 +3,7 @@
 //
 // usage: node push-match.mjs <reference.socketio.json> <ours.json> [--spec] [--rooms address-] [--show N]
 //   <reference.socketio.json>: what record-push.mjs wrote ({subscriptions, messages: [{seq, after_event_line, event, args}]})
-//   <ours.json>: what test/push-golden.test.ts writes with PUSH_DUMP_DIR set ({received: [{event, args, line}], want})
+//   <ours.json>: what test/push/push-golden.test.ts writes with PUSH_DUMP_DIR set ({received: [{event, args, line}], want})
 //   --spec      first drop from the reference what SPEC.md says we do not repeat (test/helpers/push-compare.ts
 //               pushSpecDecisions rule 2: a state room's payload equal to its last one, an item room's item already
 //               sent; a just-mined tx re-sent to `mempool`)

@@ -101,7 +101,7 @@ export class ObserverPipeline {
 
   /**
    * Blocks on the canonical tip go through the one-statement path (project_block_fast, sql/functions/projector.sql); false
-   * sends every block through the general path (the two write the same rows: test/ingest-fast-path.test.ts).
+   * sends every block through the general path (the two write the same rows: test/store/ingest-fast-path.test.ts).
    */
   set fastBlocks(v: boolean) {
     this.projector.fastBlocks = v;

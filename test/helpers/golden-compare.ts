@@ -186,7 +186,7 @@ export function firstDifference(a: unknown, b: unknown, path = '$'): string {
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
-// fixtures/golden-ext (test/conformance-ext.test.ts): the same rules, with golden-ext/README.md's additions. Nothing
+// fixtures/golden-ext (test/conformance/conformance-ext.test.ts): the same rules, with golden-ext/README.md's additions. Nothing
 // above is changed by them, so the golden/ suite compares exactly as before.
 
 /** A golden-ext entry: a GET is a bare path (as in golden/), a POST carries its JSON body. */

@@ -1,6 +1,6 @@
 /**
  * The endpoint families of fixtures/golden-ext, in one table: which requests each family owns, which capability of
- * ../shared/REFERENCE-MAP.md §4 it belongs to, and whether test/conformance-ext.test.ts holds it to the reference yet.
+ * ../shared/REFERENCE-MAP.md §4 it belongs to, and whether test/conformance/conformance-ext.test.ts holds it to the reference yet.
  *
  *  - `not-served`: the routes are not implemented; the suite reports how many answers already match, never fails.
  *  - `must-match`: every answer must match the reference (and validate against the served OpenAPI document), or the

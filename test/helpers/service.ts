@@ -25,7 +25,7 @@ export async function startTestService(env: Record<string, string> = {}, opts: {
     API_PORT: '0',
     OBSERVER_PORT: '0',
     LOG_LEVEL: 'silent',
-    // The suites send hundreds of requests from one IP; rate limits are tested explicitly (test/auth.test.ts).
+    // The suites send hundreds of requests from one IP; rate limits are tested explicitly (test/auth/auth.test.ts).
     RATE_LIMIT_ANON_RPM: '0',
     ...env,
   });

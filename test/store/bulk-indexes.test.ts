@@ -1,0 +1,100 @@
+/**
+ * Bulk import without the API-only indexes (sql/0115, src/store/bulk-indexes.ts): an import that defers
+ * them ends with the same indexes and the same tables as one that keeps them; indexes an interrupted import left
+ * deferred are created by the next start-up; `auto` defers only into an empty database and for a large file.
+ */
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logger.js';
+import { importEvents, shouldDeferIndexes, DEFER_INDEXES_MIN_BYTES } from '../../src/replay.js';
+import { migrate } from '../../src/store/migrate.js';
+import { DEFERRABLE_INDEXES, deferIndexes, deferredIndexCount, ifNotExists } from '../../src/store/bulk-indexes.js';
+import type { Sql } from '../../src/store/sql.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { dumpDatabase } from '../helpers/dump.js';
+import { FIXTURES_DIR } from '../helpers/fixtures.js';
+import { testPipeline } from '../helpers/pipeline.js';
+
+const quiet = createLogger('silent');
+
+async function indexDefs(sql: Sql): Promise<string[]> {
+  return (
+    await sql<{ d: string }[]>`SELECT indexdef AS d FROM pg_indexes WHERE schemaname = current_schema() ORDER BY indexname`
+  ).map((r) => r.d);
+}
+
+describe('bulk import indexes', () => {
+  let a: TestDatabase;
+  let b: TestDatabase;
+  beforeAll(async () => {
+    [a, b] = await Promise.all([createTestDatabase(), createTestDatabase()]);
+  });
+  afterAll(async () => {
+    await Promise.all([a?.drop(), b?.drop()]);
+  });
+
+  it('names only indexes the migrations create, none of them unique', async () => {
+    const rows = await a.sql<{ name: string; unique: boolean }[]>`
+      SELECT c.relname AS name, i.indisunique AS unique FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+      WHERE c.relname = ANY(${DEFERRABLE_INDEXES as string[]})`;
+    expect(rows.map((r) => r.name).sort()).toEqual([...DEFERRABLE_INDEXES].sort());
+    expect(rows.filter((r) => r.unique)).toEqual([]);
+  });
+
+  it('an import that defers them ends with the same indexes and tables as one that keeps them', async () => {
+    const file = path.join(FIXTURES_DIR, 'events', 'epoch-3-transition.tsv');
+    const before = await indexDefs(a.sql);
+    const deferred = await importEvents(file, testPipeline(a.sql, quiet), quiet, { deferIndexes: 'on' });
+    const kept = await importEvents(file, testPipeline(b.sql, quiet), quiet, { deferIndexes: 'off' });
+    expect(deferred.deferredIndexes).toBe(DEFERRABLE_INDEXES.length);
+    expect(kept.deferredIndexes).toBeUndefined();
+    expect(deferred.messages).toBe(kept.messages);
+    expect(await deferredIndexCount(a.sql)).toBe(0);
+    expect(await indexDefs(a.sql)).toEqual(before);
+    expect(await indexDefs(a.sql)).toEqual(await indexDefs(b.sql));
+    expect(await dumpDatabase(a.sql)).toEqual(await dumpDatabase(b.sql));
+  });
+
+  it('indexes left deferred (an interrupted import) are created by the next start-up', async () => {
+    const before = await indexDefs(a.sql);
+    expect(await deferIndexes(a.sql)).toBe(DEFERRABLE_INDEXES.length);
+    const during = await indexDefs(a.sql);
+    expect(before.length - during.length).toBe(DEFERRABLE_INDEXES.length);
+    expect(await deferredIndexCount(a.sql)).toBe(DEFERRABLE_INDEXES.length);
+    // deferring again drops nothing more and loses no definition
+    expect(await deferIndexes(a.sql)).toBe(0);
+    expect(await deferredIndexCount(a.sql)).toBe(DEFERRABLE_INDEXES.length);
+    // an import that keeps them leaves them deferred only if asked to
+    await migrate(a.sql, undefined, { keepDeferredIndexes: true });
+    expect(await deferredIndexCount(a.sql)).toBe(DEFERRABLE_INDEXES.length);
+    await migrate(a.sql);
+    expect(await deferredIndexCount(a.sql)).toBe(0);
+    expect(await indexDefs(a.sql)).toEqual(before);
+  });
+
+  it('auto defers into an empty database for a large file, and while an earlier import left some deferred', async () => {
+    const fresh = await createTestDatabase();
+    try {
+      expect(await shouldDeferIndexes(fresh.sql, 'auto', DEFER_INDEXES_MIN_BYTES)).toBe(true);
+      expect(await shouldDeferIndexes(fresh.sql, 'auto', DEFER_INDEXES_MIN_BYTES - 1)).toBe(false);
+      expect(await shouldDeferIndexes(fresh.sql, 'off', DEFER_INDEXES_MIN_BYTES)).toBe(false);
+      expect(await shouldDeferIndexes(fresh.sql, 'on', 0)).toBe(true);
+      // a database that holds a chain keeps its indexes: its API is being read
+      expect(await shouldDeferIndexes(a.sql, 'auto', DEFER_INDEXES_MIN_BYTES)).toBe(false);
+      await deferIndexes(a.sql, [DEFERRABLE_INDEXES[0]]);
+      expect(await shouldDeferIndexes(a.sql, 'auto', 0)).toBe(true);
+      await migrate(a.sql);
+      expect(await deferredIndexCount(a.sql)).toBe(0);
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  it('rewrites an index definition to create it only if missing', () => {
+    expect(ifNotExists('CREATE INDEX x ON public.t USING btree (a)')).toBe('CREATE INDEX IF NOT EXISTS x ON public.t USING btree (a)');
+    expect(ifNotExists('CREATE UNIQUE INDEX x ON public.t USING btree (a)')).toBe(
+      'CREATE UNIQUE INDEX IF NOT EXISTS x ON public.t USING btree (a)',
+    );
+    expect(() => ifNotExists('DROP TABLE t')).toThrow(/unexpected index definition/);
+  });
+});
