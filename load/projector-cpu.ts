@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { ArgReader, createBenchDatabase, DEFAULT_ADMIN_URL } from './bench-support.js';
 import { decodeMessage } from '../src/observer/pipeline.js';
-import { applyMessage, type LoggedUpdate } from '../src/store/ingest.js';
+import { applyMessage, type LoggedUpdate } from '../src/store/ingest/index.js';
 import { functionFiles, sqlDir } from '../src/store/migrate.js';
 import type { Sql } from '../src/store/sql.js';
 

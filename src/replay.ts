@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import type { Logger } from 'pino';
 import type { Sql } from './store/sql.js';
 import type { ObserverPipeline } from './observer/pipeline.js';
-import type { DecodeResult } from './observer/decode.js';
+import type { DecodeResult } from './chain/decoded.js';
 import { normalizeObserverPath } from './observer/schemas.js';
 import { deferIndexes, deferredIndexCount, restoreDeferredIndexes, restoreLeftoverIndexes } from './store/bulk-indexes.js';
 import { logEntriesAfter, nothingProjected } from './store/event-log.js';

@@ -1,7 +1,7 @@
 -- Burnchain rewards and reward slot holders (sql/0030_burnchain_rewards.sql), and the ordinals of the burn heights
 -- that carry canonical Stacks blocks (sql/0107_read_counts.sql).
 
--- Row trigger on burn_blocks (its only writer is the burn-block statement of src/store/ingest.ts; a duplicate
+-- Row trigger on burn_blocks (its only writer is the statement of src/store/ingest/burn-block.ts; a duplicate
 -- message inserts nothing, so the trigger does not fire): no ingest path changes. The reference's rules (v8.13.6):
 --   reward_slot_holders: a new burn block makes every canonical row at its height or above (or of its own hash)
 --     non-canonical, then adds its own rows (a burn-chain fork replaces the higher rows);

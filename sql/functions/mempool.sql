@@ -14,7 +14,7 @@
 --     inserted; one already mined canonically is pruned at once; then replace-by-fee over what came in.
 --   * mempool_garbage_collect (deleteGarbageCollectedMempoolTxs): at every stored block, txs received 256 blocks
 --     before the previous tip (2,560 minutes once the tip is a Nakamoto block) become dropped_api_garbage_collect.
--- The callers (projector.sql, src/store/ingest.ts) hold the mempool lock. Plans are generic (`plan_cache_mode`, see
+-- The callers (projector.sql, src/store/ingest/) hold the mempool lock. Plans are generic (`plan_cache_mode`, see
 -- projector.sql) except for the garbage collection, whose conditions are ranges.
 
 -- chain_state.tip_burn_block_height is the reference's chain_tip.burn_block_height: the burn height of the last

@@ -2,7 +2,7 @@
 -- fields the stacking views filter on. Tables and backfills: sql/0031_pox_cycles.sql, sql/0032_pox_event_cycles.sql.
 
 -- The rows of one /new_block body (parsed JSON) that carries a reward set (Nakamoto, start of a prepare phase);
--- nothing when it has none. Called by the projector (src/store/ingest.ts) for such a block; its rows start
+-- nothing when it has none. Called by the projector (src/store/ingest/index.ts) for such a block; its rows start
 -- non-canonical and pox_cycles_apply flips them with the block. As the reference: one pox_cycles row per (cycle, block) even for a reward set without
 -- signers; one pox_sets row per signer (signing_key 0x-prefixed as the reference stores it), with the cycle's totals.
 CREATE OR REPLACE FUNCTION pox_cycles_from_block(b json, is_canonical boolean) RETURNS void LANGUAGE plpgsql AS $$

@@ -7,7 +7,7 @@
 --     1 sender            2 sponsor (sponsored txs)       4 token-transfer recipient
 --     8 contract called  16 contract deployed            32 sender/recipient of an STX event
 --    64 sender/recipient of an FT event                 128 sender/recipient of an NFT event
---   256 (a flag) the tx is a genesis tx of a boot block (height 0) that block 1 adopted (src/store/ingest.ts): the
+--   256 (a flag) the tx is a genesis tx of a boot block (height 0) that block 1 adopted (src/store/ingest/block.ts): the
 --       reference writes no principal_stx_txs rows for those
 -- The reference's sets (v8.13.6) are unions of these:
 --   principal_stx_txs (v1 /transactions)                         roles & 63 <> 0 AND roles & 256 = 0

@@ -1,4 +1,4 @@
--- The projector's one-statement paths (src/observer/projector.ts, src/store/ingest.ts): the observer's 200 means the
+-- The projector's one-statement paths (src/projector/projector.ts, src/store/ingest/): the observer's 200 means the
 -- message is durably in event_log; the projector applies the log to the tables in id order, exactly once
 -- (sql/0070_projector.sql). These functions write what the general path writes for the common messages, in one
 -- round trip each, and take the logged message's id.
@@ -30,7 +30,7 @@ END
 $$;
 
 -- The push_outbox row of a change stored in one statement (sql/0009_push_outbox.sql): the IngestResult of
--- src/store/ingest.ts as JSON, for a change with no reorg and no orphaned microblock txs.
+-- src/store/ingest/result.ts as JSON, for a change with no reorg and no orphaned microblock txs.
 CREATE OR REPLACE FUNCTION push_outbox_record(p_event_id bigint, p_kind text, p_canonical_block text, p_tx_ids text[])
 RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
@@ -109,7 +109,7 @@ BEGIN
 
   PERFORM tip_burn_height_set((p_block->>'burn_block_height')::bigint);
 
-  PERFORM pg_advisory_xact_lock(7355609); -- MEMPOOL_LOCK of src/store/ingest.ts
+  PERFORM pg_advisory_xact_lock(7355609); -- MEMPOOL_LOCK of src/store/ingest/rows.ts
   PERFORM mempool_mined(p_tx_ids); -- prune, then replace-by-fee (garbage collection touches none of their rows)
   v_gc := mempool_garbage_collect(v_tip_height, v_tip_nakamoto);
 
@@ -130,7 +130,7 @@ DECLARE
   v_inserted text[];
   v_new text[];
 BEGIN
-  PERFORM pg_advisory_xact_lock(7355609); -- MEMPOOL_LOCK of src/store/ingest.ts
+  PERFORM pg_advisory_xact_lock(7355609); -- MEMPOOL_LOCK of src/store/ingest/rows.ts
   SELECT r.ids, r.inserted INTO v_ids, v_inserted
   FROM mempool_insert_rows(p_txs, COALESCE((SELECT max(block_height) FROM blocks WHERE canonical), 0), v_seq) r;
   -- the txs seen for the first time (the others were revived): the reference announces those to the mempool room

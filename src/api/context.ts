@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Sql } from '../store/sql.js';
 import type { NodePool } from '../proxy/pool.js';
 import type { Network } from '../config.js';
-import type { ProjectorMetrics } from '../observer/projector.js';
+import type { ProjectorMetrics } from '../projector/metrics.js';
 import type { ReadinessReport } from './readiness.js';
 
 /** What every endpoint handler gets. */

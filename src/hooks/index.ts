@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Sql } from '../store/sql.js';
-import type { Projector } from '../observer/projector.js';
+import type { Projector } from '../projector/projector.js';
 import { HookRunner } from './runner.js';
 
 export function startHooks(config: Config, sql: Sql, log: Logger, projector: Projector): HookRunner {

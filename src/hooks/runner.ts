@@ -14,7 +14,7 @@
 import { createHmac } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Sql } from '../store/sql.js';
-import type { AppliedMessage, Projector } from '../observer/projector.js';
+import type { AppliedMessage, Projector } from '../projector/projector.js';
 import {
   advanceHookCursor,
   appliedDeliveriesOf,

@@ -13,7 +13,8 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import { decodeMessageResult, type DecodeInput, type DecodeResult } from './decode.js';
+import { decodeMessageResult } from './decode.js';
+import type { DecodeInput, DecodeResult } from '../chain/decoded.js';
 import type { DecodeReply, DecodeRequest } from './decode-worker.js';
 
 /** Decodes batches of messages; results in the batch's order. */

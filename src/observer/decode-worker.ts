@@ -3,7 +3,8 @@
  * the batch's order, under the batch's id.
  */
 import { parentPort } from 'node:worker_threads';
-import { decodeMessageResult, type DecodeInput, type DecodeResult } from './decode.js';
+import { decodeMessageResult } from './decode.js';
+import type { DecodeInput, DecodeResult } from '../chain/decoded.js';
 
 export interface DecodeRequest {
   id: number;

@@ -4,27 +4,13 @@
  * (decode-worker.ts, pooled by decode-pool.ts). Its result is a plain value that survives a structured clone.
  */
 import type { ChainUpdate } from '../chain/types.js';
+import type { DecodeInput, DecodeResult } from '../chain/decoded.js';
 import { isObserverPath, validateObserverMessage } from './schemas.js';
 import { MessageDecodeError, messageToUpdate } from './to-update.js';
 import { PulseError } from '../errors.js';
 
 /** A message that is not a valid node message: why (the observer answers it 400 and keeps it as a dead letter). */
 export class Rejected extends PulseError {}
-
-export type DecodeResult =
-  /** `unknownPath`: not a node route the service knows; stored raw, nothing derived */
-  | { ok: true; update: ChainUpdate; unknownPath?: true }
-  /** the message does not validate or its transactions do not decode */
-  | { ok: false; rejected: string }
-  /** decoding failed for another reason (a fault of this service, not of the message) */
-  | { ok: false; failed: string };
-
-/** What a decoder is given: the normalized observer path, the body, and when it arrived (ms since the epoch). */
-export interface DecodeInput {
-  path: string;
-  body: string;
-  receivedAt: number;
-}
 
 /**
  * Parses, validates and decodes one message. Throws Rejected for a bad message; an unknown path is a raw message

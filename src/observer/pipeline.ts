@@ -1,20 +1,21 @@
 /**
  * The observer's message pipeline, independent of the HTTP transport: parse → validate → decode → append to the
  * durable log (event_log) → 200. The append is the acknowledgement: the node never waits for derived rows. The
- * projector (projector.ts) then applies the log to the derived tables, in order, and reports each applied change to
- * the listeners (push, cache). Messages are appended one at a time, in arrival order, so the log's id order is the
- * order the node sent them in.
+ * projector (src/projector/projector.ts) then applies the log to the derived tables, in order, and reports each
+ * applied change to the listeners (push, cache). Messages are appended one at a time, in arrival order, so the log's
+ * id order is the order the node sent them in.
  */
 import type { Logger } from 'pino';
 import type { Sql } from '../store/sql.js';
 import { appendToLog, recordDeadLetter, type AppendEntry } from '../store/event-log.js';
 import { normalizeObserverPath } from './schemas.js';
-import { decodeOrReject, Rejected, type DecodeInput, type DecodeResult } from './decode.js';
+import { decodeOrReject, Rejected } from './decode.js';
+import type { DecodeInput, DecodeResult } from '../chain/decoded.js';
 import { inThreadDecoder, type MessageDecoder } from './decode-pool.js';
 import type { ChainUpdate } from '../chain/types.js';
 import { checkTxNetworks } from '../chain/network.js';
 import { recordNetwork, recordedNetwork } from '../store/network.js';
-import { Projector, type CommittedMessage, type ProjectorOptions } from './projector.js';
+import { Projector, type CommittedMessage, type ProjectorOptions } from '../projector/projector.js';
 import { isUnavailable } from '../store/faults.js';
 
 export interface ObserverReply {

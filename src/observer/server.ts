@@ -9,7 +9,7 @@ import { countObserverAck } from '../metrics.js';
 import type { ObserverPipeline } from './pipeline.js';
 import type { Sql } from '../store/sql.js';
 import { projectorRow } from '../store/event-log.js';
-import { ingestStatus } from './projector.js';
+import { ingestStatus } from '../projector/status.js';
 
 export interface ObserverServer {
   app: TemplatedApp;

@@ -23,7 +23,7 @@
  */
 import type { Sql } from '../store/sql.js';
 import type { ChainUpdate } from '../chain/types.js';
-import type { IngestResult } from '../store/ingest.js';
+import type { IngestResult } from '../store/ingest/result.js';
 import { chainTip } from '../store/chain-tip.js';
 import { addressTxWithTransfers, lookupTx, stxBalance, v1SingleBlockJson } from '../answers/index.js';
 import * as changes from '../store/changes.js';

@@ -1,7 +1,7 @@
 /**
  * The durable log of observer messages (event_log) and the projector's place in it (projector_state,
  * sql/0070_projector.sql). Appending a message is what the observer's 200 means; the projector applies the log to the
- * derived tables in id order (src/observer/projector.ts).
+ * derived tables in id order (src/projector/projector.ts).
  */
 import { createHash } from 'node:crypto';
 import type { Sql } from './sql.js';

@@ -9,7 +9,7 @@ import { applied, testPipeline } from '../helpers/pipeline.js';
 import { createTestDatabase, type TestDatabase, emptyChainTables } from '../helpers/db.js';
 import { dumpDatabase } from '../helpers/dump.js';
 import { fixtureNames, readFixture } from '../helpers/fixtures.js';
-import { blockPaths } from '../../src/store/ingest.js';
+import { blockPaths } from '../../src/store/ingest/index.js';
 import { createLogger } from '../../src/logger.js';
 import { ChainGenerator } from '../../load/generator/index.js';
 import type { Sql } from '../../src/store/sql.js';

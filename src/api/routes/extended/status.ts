@@ -5,7 +5,7 @@ import type { ApiContext } from '../../context.js';
 import { statusRows } from '../../../store/status.js';
 import { NodePoolStatus, StatusResponse, PushStatusResponse, IngestStatusResponse } from '../../schemas/blocks.js';
 import { projectorRow } from '../../../store/event-log.js';
-import { ingestStatus } from '../../../observer/projector.js';
+import { ingestStatus } from '../../../projector/status.js';
 
 export async function statusJson(ctx: ApiContext): Promise<Record<string, unknown>> {
   const { pox, tip, microblock } = await statusRows(ctx.sql);

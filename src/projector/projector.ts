@@ -18,11 +18,14 @@
  */
 import type { Logger } from 'pino';
 import type { Sql } from '../store/sql.js';
-import { applyMessage, FastPathMissed, sendsWithoutWaiting, type IngestResult, type SentTip, type LoggedUpdate } from '../store/ingest.js';
-import { flushDerived, lockProjector, logBodies, markApplied, pendingMessages, recordProjectorFailure, logPosition, type PendingMessage, type ProjectorRow } from '../store/event-log.js';
+import { applyMessage, FastPathMissed, sendsWithoutWaiting, type SentTip, type LoggedUpdate } from '../store/ingest/index.js';
+import type { IngestResult } from '../store/ingest/result.js';
+import { flushDerived, lockProjector, logBodies, markApplied, pendingMessages, recordProjectorFailure, logPosition, type PendingMessage } from '../store/event-log.js';
 import { isPushable, type ChainUpdate } from '../chain/types.js';
-import { countProjection, countProjectorFailure, metricsEnabled } from '../metrics.js';
-import type { DecodeInput, DecodeResult } from './decode.js';
+import type { DecodeInput, DecodeResult } from '../chain/decoded.js';
+import { countProjectorFailure } from '../metrics.js';
+import { Maintenance, VACUUM_EVERY } from './maintenance.js';
+import { ProjectorCounters, type ProjectorMetrics } from './metrics.js';
 
 export interface CommittedMessage {
   path: string;
@@ -67,25 +70,6 @@ interface Known extends LoggedUpdate {
   ackedAt: number;
 }
 
-export interface ProjectorMetrics {
-  applied_id: number;
-  /** the newest id this process appended or was told of */
-  known_logged_id: number;
-  messages_applied: number;
-  batches: number;
-  /** blocks sent without waiting for the statements before them (src/store/ingest.ts sendsWithoutWaiting) */
-  blocks_sent_ahead: number;
-  /** batches applied again, each block waiting, because a block sent ahead missed the one-statement path */
-  send_ahead_retries: number;
-  /** ms from acknowledgement to projection commit, over the last 4,096 messages acknowledged by this process */
-  lag_ms: { samples: number; p50: number | null; p99: number | null; max: number | null };
-  failure: { id: number; reason: string; at: string } | null;
-}
-
-const LAG_SAMPLES = 4096;
-/** applied messages between two background VACUUMs of mempool_txs when autovacuum is off (the default) */
-const VACUUM_EVERY = 20_000;
-
 export class Projector {
   /** set by the push publisher (see ObserverPipeline.pushOutbox) */
   pushOutbox: boolean | ((u: ChainUpdate) => boolean) = false;
@@ -106,20 +90,8 @@ export class Projector {
   private loop: Promise<void> | undefined;
   private stopping = false;
   private failure: { id: number; reason: string; at: Date } | undefined;
-  private readonly lags = new Float64Array(LAG_SAMPLES);
-  private lagCount = 0;
-  private messagesApplied = 0;
-  private batches = 0;
-  private blocksSentAhead = 0;
-  private sendAheadRetries = 0;
-  /** ANALYZE as the tables grow from empty (see refreshStatistics) */
-  private analyzeAt = 64;
-  private analyzing = false;
-  /** VACUUM mempool_txs where nothing else does (see reclaimMempool) */
-  private vacuumAt: number;
-  private readonly vacuumEvery: number;
-  private vacuuming = false;
-  private autovacuumOff: boolean | undefined;
+  private readonly counters = new ProjectorCounters();
+  private readonly maintenance: Maintenance;
   private readonly maxBatch: number;
   private readonly maxBatchChars: number;
   private readonly maxKnownChars: number;
@@ -136,8 +108,7 @@ export class Projector {
     this.maxBatchChars = opts.maxBatchChars ?? 32 * 1024 * 1024;
     this.maxKnownChars = opts.maxKnownChars ?? 64 * 1024 * 1024;
     this.retry = opts.retryMs ?? { min: 250, max: 30_000 };
-    this.vacuumEvery = opts.vacuumEvery ?? VACUUM_EVERY;
-    this.vacuumAt = this.vacuumEvery;
+    this.maintenance = new Maintenance(sql, log, () => this.counters.messagesApplied, opts.vacuumEvery ?? VACUUM_EVERY);
     this.decodeMany = opts.decodeMany;
     this.ready = new Promise((resolve) => (this.loaded = resolve));
   }
@@ -250,19 +221,7 @@ export class Projector {
   }
 
   metrics(): ProjectorMetrics {
-    const n = Math.min(this.lagCount, LAG_SAMPLES);
-    const sorted = Array.from(this.lags.subarray(0, n)).sort((a, b) => a - b);
-    const q = (p: number) => (n ? Math.round(sorted[Math.min(n - 1, Math.floor(p * n))] * 10) / 10 : null);
-    return {
-      applied_id: this.applied,
-      known_logged_id: this.newest,
-      messages_applied: this.messagesApplied,
-      batches: this.batches,
-      blocks_sent_ahead: this.blocksSentAhead,
-      send_ahead_retries: this.sendAheadRetries,
-      lag_ms: { samples: n, p50: q(0.5), p99: q(0.99), max: n ? Math.round(sorted[n - 1] * 10) / 10 : null },
-      failure: this.failure ? { id: this.failure.id, reason: this.failure.reason, at: this.failure.at.toISOString() } : null,
-    };
+    return this.counters.metrics(this.applied, this.newest, this.failure);
   }
 
   private async run(): Promise<void> {
@@ -308,7 +267,7 @@ export class Projector {
         if (err instanceof FastPathMissed && !waitEach) {
           // a block sent ahead took the general path after all: the same batch again, each block waiting
           sendAheadOffUpTo = batch[batch.length - 1].id;
-          this.sendAheadRetries++;
+          this.counters.sendAheadRetries++;
           continue;
         }
         if (batch.length > 1) {
@@ -325,13 +284,8 @@ export class Projector {
         this.log.info({ id: this.failure.id }, 'projector: the message that failed is applied now');
         this.failure = undefined;
       }
-      const now = performance.now();
-      for (const m of batch) if (m.ackedAt !== undefined) this.lags[this.lagCount++ % LAG_SAMPLES] = now - m.ackedAt;
-      if (metricsEnabled()) countProjection(batch.length, batch.flatMap((m) => (m.ackedAt === undefined ? [] : [now - m.ackedAt])));
-      this.messagesApplied += batch.length;
-      this.batches++;
-      this.refreshStatistics();
-      this.reclaimMempool();
+      this.counters.committed(batch);
+      this.maintenance.committed();
       for (let i = 0; i < batch.length; i++) {
         const m = batch[i];
         for (const l of this.listeners) {
@@ -445,7 +399,7 @@ export class Projector {
         }
       }
       await Promise.all(inflight);
-      this.blocksSentAhead += sentAhead;
+      this.counters.blocksSentAhead += sentAhead;
       if (deferred) await flushDerived(t);
       for (const h of this.applyingHooks) await h(t, batch.map((m, i) => ({ update: m.update, result: results[i] })));
       await markApplied(t, batch[batch.length - 1].id);
@@ -508,76 +462,4 @@ export class Projector {
     }
     this.waiters = keep;
   }
-
-  /**
-   * A database filled from empty (a node syncing from genesis, import-events) grows much faster than autovacuum
-   * re-analyzes it (once a minute at best): the statements' plans, made when the tables were nearly empty, go on
-   * scanning whole tables. So the projector runs ANALYZE itself, in the background, each time its count of applied
-   * messages doubles from 64 up to about a million; past that the tables are big enough for autovacuum's pace.
-   */
-  private refreshStatistics(): void {
-    if (this.messagesApplied < this.analyzeAt || this.analyzing || this.analyzeAt > 1 << 20) return;
-    while (this.analyzeAt <= this.messagesApplied) this.analyzeAt *= 2;
-    this.analyzing = true;
-    this.sql`ANALYZE`
-      .catch((err: unknown) => this.log.warn({ err }, 'ANALYZE failed'))
-      .finally(() => (this.analyzing = false));
-  }
-
-  /**
-   * mempool_txs rows are rewritten at nearly every block (the reference's replace-by-fee, prune and restore rules), and
-   * never in place: their flags are in index predicates, so no update is a HOT one. Where autovacuum is off (this
-   * project's CI machines), nothing reclaimed those versions: a 100,000-block import left a 15 GB heap for 1.4 million
-   * rows and slowed down as it grew (README, Bulk import). So where autovacuum is off (PGlite reports it on) the
-   * projector vacuums that table itself, in the background, every `vacuumEvery` applied messages.
-   */
-  private reclaimMempool(): void {
-    if (this.messagesApplied < this.vacuumAt || this.vacuuming) return;
-    this.vacuumAt = this.messagesApplied + this.vacuumEvery;
-    this.vacuuming = true;
-    (async () => {
-      if (this.autovacuumOff === undefined) {
-        const [r] = await this.sql<{ off: boolean }[]>`
-          SELECT current_setting('autovacuum') = 'off' AS off`;
-        this.autovacuumOff = r.off;
-      }
-      if (!this.autovacuumOff) return;
-      const started = performance.now();
-      await this.sql`VACUUM mempool_txs`;
-      this.log.debug({ ms: Math.round(performance.now() - started), applied: this.messagesApplied }, 'projector: vacuumed mempool_txs');
-    })()
-      .catch((err: unknown) => this.log.warn({ err }, 'VACUUM mempool_txs failed'))
-      .finally(() => (this.vacuuming = false));
-  }
-}
-
-export interface IngestStatus {
-  state: 'caught_up' | 'applying' | 'failed';
-  acknowledged_id: number;
-  applied_id: number;
-  applied_at: string | null;
-  pending_messages: number;
-  /** ms since the oldest message not applied yet arrived (0 when caught up) */
-  behind_ms: number;
-  failure: { id: number; reason: string; at: string | null } | null;
-  /** this process's projector (null where no observer runs) */
-  process: ProjectorMetrics | null;
-}
-
-/** The ingest status routes' answer (GET /extended/v1/status/ingest, the observer's GET /status). */
-export function ingestStatus(row: ProjectorRow, metrics: ProjectorMetrics | undefined, now = Date.now()): IngestStatus {
-  const failure =
-    row.failed_id !== null
-      ? { id: row.failed_id, reason: row.failed_reason ?? '', at: row.failed_at?.toISOString() ?? null }
-      : metrics?.failure ?? null;
-  return {
-    state: failure ? 'failed' : row.pending > 0 ? 'applying' : 'caught_up',
-    acknowledged_id: row.logged_id,
-    applied_id: row.applied_id,
-    applied_at: row.applied_at?.toISOString() ?? null,
-    pending_messages: row.pending,
-    behind_ms: row.oldest_pending_at ? Math.max(0, now - row.oldest_pending_at.getTime()) : 0,
-    failure,
-    process: metrics ?? null,
-  };
 }

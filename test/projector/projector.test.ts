@@ -1,5 +1,5 @@
 /**
- * The projector (src/observer/projector.ts): the observer acknowledges at the log, the projector applies the log to
+ * The projector (src/projector/projector.ts): the observer acknowledges at the log, the projector applies the log to
  * every derived table in batches. A batch of any size gives the tables one-by-one application gives, forks included;
  * a message it cannot apply stops it there (the observer keeps acknowledging) until it is fixed.
  */
@@ -16,7 +16,7 @@ import { createTestDatabase, emptyChainTables, type TestDatabase } from '../help
 import { dumpEverything, rankSeq, rankSurrogateIds } from '../helpers/dump.js';
 import { FIXTURES_DIR, fixtureNames, readFixture } from '../helpers/fixtures.js';
 import { testPipeline } from '../helpers/pipeline.js';
-import type { Projector as ProjectorT } from '../../src/observer/projector.js';
+import type { Projector as ProjectorT } from '../../src/projector/projector.js';
 import { settled, startTestService } from '../helpers/service.js';
 
 const quiet = createLogger('silent');

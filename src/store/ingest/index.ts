@@ -1,0 +1,116 @@
+/**
+ * Applies one logged observer message (src/store/event-log.ts) to the derived tables: every row derived from it,
+ * including canonical flips on forks. The projector (src/projector/projector.ts) calls it inside its transaction, which
+ * also moves its place in the log, so each message is applied exactly once.
+ */
+import type { ChainUpdate } from '../../chain/types.js';
+import { writeBnsAttachments } from '../bns-write.js';
+import { PulseError } from '../../errors.js';
+import { ingestBlock, projectBlockFast } from './block.js';
+import { applyBurnBlock } from './burn-block.js';
+import { applyMempool, dropMempool } from './mempool.js';
+import { ingestMicroblocks } from './microblocks.js';
+import { emptyResult, type IngestResult } from './result.js';
+import { nextSeq, type Tx } from './rows.js';
+
+/** A /new_block body with a reward set object (Nakamoto reward cycles). */
+const REWARD_SET = /"reward_set"\s*:\s*\{/;
+
+/** A logged message, decoded. */
+export interface LoggedUpdate {
+  /** its event_log id */
+  id: number;
+  path: string;
+  body: string;
+  update: ChainUpdate;
+}
+
+/** The canonical tip as the statements sent so far leave it (the projector's pipelining). */
+export interface SentTip {
+  index_block_hash: string;
+  block_height: number;
+}
+
+/**
+ * Whether the projector may send a message's statements without waiting for the answers to the previous ones, and
+ * send the next message's before this one's answer: applyMessage then sends all of its statements before it first
+ * waits, and nothing it sends depends on an answer. PostgreSQL runs a connection's statements in the order they were
+ * sent, so the writes are those of one-by-one application.
+ * - Burn blocks, mempool and drop messages (one statement each) and attachments (two, sent together): always.
+ * - A block: when it extends `tip` (the tip the statements sent before it leave) and carries no reward set, so the
+ *   one-statement path (project_block_fast) is expected to take it: the tip is its parent, and no stream of
+ *   unconfirmed microblocks can hang on the tip (a microblock message forgets the known tip) nor can the block be
+ *   stored already (a stored block is never above the tip). It is sent with `expectFast`: should the function, which
+ *   checks the database, decline it all the same, applyMessage throws FastPathMissed instead of running the general
+ *   path, and the projector applies the batch again without sending ahead.
+ * - Microblocks and every other block: no (the general path reads before it writes).
+ */
+export function sendsWithoutWaiting(m: Pick<LoggedUpdate, 'update' | 'body'>, tip: SentTip | undefined): boolean {
+  const u = m.update;
+  if (u.kind === 'burn_block' || u.kind === 'mempool' || u.kind === 'drop_mempool' || u.kind === 'raw') return true;
+  if (u.kind !== 'block' || !tip) return false;
+  const b = u.block;
+  return b.block_height > 1 && b.parent_index_block_hash === tip.index_block_hash && b.block_height > tip.block_height && !REWARD_SET.test(m.body);
+}
+
+/** A block sent with `expectFast` that the one-statement path declined: nothing after it may stand. */
+export class FastPathMissed extends PulseError {
+  constructor(readonly id: number) {
+    // retryable: the projector applies the same batch again, each block waiting for the one before it
+    super(`message ${id}: the block did not take the one-statement path the projector sent it ahead on`, { retryable: true });
+  }
+}
+
+/** How many block messages (this process) went through the one-statement path and through the general transaction. */
+export const blockPaths = { fast: 0, general: 0 };
+
+/**
+ * Writes what one logged message derives, on `tx` (the projector's transaction). pushOutbox: record the result in
+ * push_outbox too (a push publisher is attached); fastBlocks (default true): try the one-statement path for a block
+ * first (projectBlockFast).
+ */
+export async function applyMessage(
+  tx: Tx,
+  m: LoggedUpdate,
+  opts: { pushOutbox?: boolean; fastBlocks?: boolean; expectFast?: boolean } = {},
+): Promise<IngestResult> {
+  const { update, path, id } = m;
+  const outbox = opts.pushOutbox ?? false;
+  switch (update.kind) {
+    case 'burn_block':
+      return applyBurnBlock(tx, id, update);
+    case 'raw':
+      // BNS zonefiles and subdomains (sql/0050_bns.sql)
+      if (path === '/attachments/new') await writeBnsAttachments(tx, m.body);
+      return emptyResult(update, id);
+    case 'mempool':
+      return applyMempool(tx, id, update, outbox);
+    case 'drop_mempool':
+      return dropMempool(tx, id, update, outbox);
+    default:
+      break;
+  }
+  // PoX cycles and signer sets from a block's reward set (sql/0031_pox_cycles.sql), stored non-canonical first: the
+  // derived-table hook makes them canonical with the block. The body is parsed again only when it carries one.
+  if (update.kind === 'block' && REWARD_SET.test(m.body)) await tx`SELECT pox_cycles_from_block(${m.body}::text::json, false)`;
+  if (update.kind === 'block' && opts.fastBlocks !== false) {
+    // The common block (on the canonical tip, nothing to adopt or orphan) in one statement; null: the general path.
+    const fast = await projectBlockFast(tx, id, update, outbox);
+    if (fast) {
+      blockPaths.fast++;
+      return fast;
+    }
+    if (opts.expectFast) throw new FastPathMissed(id);
+  }
+  let result: IngestResult;
+  if (update.kind === 'block') {
+    blockPaths.general++;
+    result = await ingestBlock(tx, id, update);
+  } else {
+    result = emptyResult(update, id);
+    await ingestMicroblocks(tx, update, result, await nextSeq(tx));
+  }
+  // Crash safety of the push (sql/0009_push_outbox.sql): committed together with the change it describes.
+  if (outbox) await tx`INSERT INTO push_outbox (event_id, result) VALUES (${id}, ${tx.json(result as never)})`;
+  return result;
+}
