@@ -49,7 +49,7 @@ export class Maintenance {
    * mempool_txs rows are rewritten at nearly every block (the reference's replace-by-fee, prune and restore rules), and
    * never in place: their flags are in index predicates, so no update is a HOT one. Where autovacuum is off (this
    * project's CI machines), nothing reclaimed those versions: a 100,000-block import left a 15 GB heap for 1.4 million
-   * rows and slowed down as it grew (README, Bulk import). So where autovacuum is off (PGlite reports it on) the
+   * rows and slowed down as it grew (docs/benchmarks.md, Bulk import). So where autovacuum is off (PGlite reports it on) the
    * projector vacuums that table itself, in the background, every `vacuumEvery` applied messages.
    */
   private reclaimMempool(): void {
