@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createFixtureDatabase } from '../helpers/fixture-db.js';
 import type { TestDatabase } from '../helpers/db.js';
-import { FIXTURES_DIR, readGolden, readGoldenExt } from '../helpers/fixtures.js';
+import { FIXTURES_DIR, fixtureNames, readGolden, readGoldenExt } from '../helpers/fixtures.js';
 import type { GoldenEntry } from '../helpers/golden-compare.js';
 import { nameInfo, ownedNames, subdomainInfo, v2NameInfo, BNS_BLOCKCHAIN } from '../../src/views/bns.js';
 import { cycleStackers, poxCycleJson, poxSignerJson, signerStackersJson, stackedPercent } from '../../src/views/pox.js';
@@ -43,14 +43,15 @@ async function indexHashOf(sql: Sql, blockHash: string): Promise<string> {
   return r.h;
 }
 
-// The streams whose recorded answers name BNS names or PoX cycles with data, and the mainnet ones for v3 as well.
+// Every recorded stream; those whose recorded answers hold names, and the one whose answers hold PoX cycles with data.
+const SCENARIOS = fixtureNames();
 const BNS_SCENARIOS = ['mainnet-out-of-order-microblock', 'mainnet-reorg-scenario2'];
 const POX_SCENARIO = 'epoch-3-transition';
-const SCENARIOS = [...BNS_SCENARIOS, POX_SCENARIO];
 
 describe('serializers on recorded rows, against the reference answers', () => {
-  it('the chosen streams have recorded answers', () => {
+  it('every recorded stream has recorded answers, and the ones with names and cycles are among them', () => {
     for (const s of SCENARIOS) expect(answered(s).length, s).toBeGreaterThan(0);
+    expect(SCENARIOS).toEqual(expect.arrayContaining([...BNS_SCENARIOS, POX_SCENARIO]));
   });
 
   for (const scenario of SCENARIOS) {
@@ -190,7 +191,13 @@ describe('serializers on recorded rows, against the reference answers', () => {
               status: v1.tx_status,
               ...v1TypePart(v1),
             };
-            expect(asSent(txSummaryJson(row!)), `${scenario} ${v1.tx_id}`).toEqual(want);
+            const got = asSent(txSummaryJson(row!)) as Json;
+            if (v1.is_unanchored) {
+              // the block time of a tx seen only in an unconfirmed microblock is its arrival time (as in stripVolatile)
+              delete got.block.time;
+              delete (want.block as Json).time;
+            }
+            expect(got, `${scenario} ${v1.tx_id}`).toEqual(want);
             const p = principalTxJson(row!) as Json;
             expect(p.transaction).toEqual(txSummaryJson(row!));
             expect(p.involvement, `${v1.tx_id}: its sender`).toBe('sender');
