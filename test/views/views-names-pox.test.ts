@@ -23,6 +23,8 @@ import { poxCycle, poxCycles, poxSignerEvents, poxSigners, type PoxSignerRow } f
 import { recordedNetwork } from '../../src/store/network.js';
 import { principalTxPage, type MempoolSummaryRow, type PrincipalTxV3Row } from '../../src/store/principals-v3.js';
 import { codec } from '../../src/chain/native.js';
+import { cv } from '../../src/chain/pox.js';
+import { poxPrint, POX4_TESTNET } from '../helpers/pox-print.js';
 import type { Sql } from '../../src/store/sql.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -346,6 +348,56 @@ describe('PoX serializers on hand-written rows', () => {
     expect(j.signer_address.startsWith('ST')).toBe(true);
     expect(poxSignerJson(row, [], true).signer_address.startsWith('SP')).toBe(true);
     expect(signerStackersJson([], key)).toEqual([]);
+  });
+
+  it("who stacks with a signer in a cycle: the newest covering event per stacker, pooled ones under their operator's key", () => {
+    const K1 = '0x02' + '11'.repeat(32);
+    const K2 = '0x03' + '22'.repeat(32);
+    const [P, Q, S1, S2, S3, S4, S5, S6] = [
+      'STQM73RQC4EX0A07KWG1J5ECZJYBZS4SJ4ERC6WN', 'ST1SJ3DTE5DN7X54YDH5D64R3BCB6A2AG2ZQ8YPD5', 'STRYYQQ9M8KAF4NS7WNZQYY59X93XEKR31JP64CP',
+      'STF9B75ADQAVXQHNEQ6KGHXTG7JP305J2GRWF3A2', 'ST18MDW2PDTBSCR1ACXYRJP2JX70FWNM6YY2VX4SS', 'ST29V10QEA7BRZBTWRFC4M70NJ4J6RJB5P1C6EE84',
+      'STEW4ZNT093ZHK4NEQKX8QJGM2Y7WWJ2FQQS5C19', 'ST2PGGD0ZXAWEMY4EZ025RD1X47EEVH287SQKA8BC',
+    ];
+    const cycles = (start: number, end: number) => ({ 'start-cycle-id': cv.uint(start), 'end-cycle-id': cv.some(cv.uint(end)) });
+    const stackStx = (who: string, key: string, amount: number, start: number, end: number) =>
+      poxPrint('stack-stx', who, {
+        'lock-amount': cv.uint(amount), 'lock-period': cv.uint(end - start), 'start-burn-height': cv.uint(100), 'unlock-burn-height': cv.uint(200),
+        'signer-key': cv.buffer(key), ...cycles(start, end),
+      });
+    const delegated = (who: string, pool: string, amount: number, start: number, end: number) =>
+      poxPrint('delegate-stack-stx', who, {
+        'lock-amount': cv.uint(amount), 'unlock-burn-height': cv.uint(300), 'start-burn-height': cv.uint(90), 'lock-period': cv.uint(end - start),
+        delegator: cv.principal(pool), ...cycles(start, end),
+      });
+    // newest first, as poxSignerEvents reads them
+    const prints = [
+      poxPrint('stack-aggregation-commit-indexed', P, { 'reward-cycle': cv.uint(5), 'amount-ustx': cv.uint(3000), 'signer-key': cv.buffer(K1), ...cycles(5, 6) }),
+      stackStx(S2, K1, 2000, 5, 6),
+      delegated(S1, P, 1000, 4, 7), // covers 5: the pool operator's key
+      stackStx(S6, K1, 1000, 5, 6), // the same amount as S1: after it by address
+      stackStx(S3, K1, 9000, 6, 8), // does not cover 5
+      poxPrint('stack-increase', S4, { 'increase-by': cv.uint(5), 'total-locked': cv.uint(5), 'signer-key': cv.buffer(K1), ...cycles(5, 6) }), // never counts
+      delegated(S5, Q, 700, 5, 6), // its operator committed no key for 5
+      stackStx(S2, K2, 50, 5, 6), // older than S2's newest covering event
+    ];
+    const rows = prints.map((value_hex, i) => ({ block_height: 10 - i, tx_id: H(String(i)), tx_index: 0, event_index: 0, value_hex, contract_id: POX4_TESTNET }));
+    const stackers = cycleStackers(rows, 5);
+    expect(signerStackersJson(stackers, K1)).toEqual([
+      { stacker_address: S2, stacked_amount: '2000', pox_address: null, stacker_type: 'solo' },
+      ...[
+        { stacker_address: S1, stacked_amount: '1000', pox_address: null, stacker_type: 'pooled' },
+        { stacker_address: S6, stacked_amount: '1000', pox_address: null, stacker_type: 'solo' },
+      ].sort((a, b) => (a.stacker_address < b.stacker_address ? -1 : 1)),
+    ]);
+    expect(signerStackersJson(stackers, K2)).toEqual([]);
+    const row: PoxSignerRow = { signing_key: K1, weight: '2', stacked_amount: '3000', total_weight: '3', total_stacked_amount: '4500' };
+    expect(poxSignerJson(row, stackers, false)).toMatchObject({
+      weight: 2,
+      weight_percent: (2 / 3) * 100,
+      stacked_amount_percent: stackedPercent(3000n, 4500n),
+      pooled_stacker_count: 1,
+      solo_stacker_count: 2,
+    });
   });
 
   it('stacked percent: the quotient rounded half-up at 20 decimals before the ×100', () => {
