@@ -2,10 +2,10 @@
  * The pure serializers of src/views/bns.ts, src/views/pox.ts and src/views/v3.ts on rows read from imported recorded
  * streams through the store functions the routes use: what a serializer makes of those rows alone, with no route and
  * no HTTP, must equal the reference's recorded answer (fixtures/golden-ext/<scenario>.json: the BNS v1 names and
- * address answers, the /extended/v2/pox cycles, signers and stackers). The v3 summaries have no recorded answers:
+ * address answers, the /extended/v1/pox{2,3,4} event lists, the /extended/v2/pox cycles, signers and stackers). The v3 summaries have no recorded answers:
  * they are compared field by field with the recorded v1 answer of the same transaction (fixtures/golden). Then
  * hand-written rows for the edges whose value is a rule: BNS-V2 names without an owner or renewal height, names of
- * expired or revoked parents, signers of an empty cycle, sponsored and pending v3 summaries.
+ * expired or revoked parents, signers of an empty cycle, who stacks with a signer, sponsored and pending v3 summaries.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
@@ -15,11 +15,11 @@ import type { TestDatabase } from '../helpers/db.js';
 import { FIXTURES_DIR, fixtureNames, readGolden, readGoldenExt } from '../helpers/fixtures.js';
 import type { GoldenEntry } from '../helpers/golden-compare.js';
 import { nameInfo, ownedNames, subdomainInfo, v2NameInfo, BNS_BLOCKCHAIN } from '../../src/views/bns.js';
-import { cycleStackers, poxCycleJson, poxSignerJson, signerStackersJson, stackedPercent } from '../../src/views/pox.js';
+import { cycleStackers, poxCycleJson, poxEventsJson, poxSignerJson, signerStackersJson, stackedPercent } from '../../src/views/pox.js';
 import { mempoolSummaryJson, principalTxJson, txSummaryJson } from '../../src/views/v3.js';
 import { currentNames, currentNameSet, latestSubdomain, nameOfSubdomain, namesOwnedBy, type BnsNameRow, type BnsSubdomainRow } from '../../src/store/bns.js';
 import { bnsV2Names, bnsV2NamesOwnedBy, type BnsV2NameRow } from '../../src/store/bns-v2.js';
-import { poxCycle, poxCycles, poxSignerEvents, poxSigners, type PoxSignerRow } from '../../src/store/pox.js';
+import { poxCycle, poxCycles, poxEvents, poxEventsOfStacker, poxEventsOfTx, poxSignerEvents, poxSigners, type PoxSignerRow, type PoxVersion } from '../../src/store/pox.js';
 import { recordedNetwork } from '../../src/store/network.js';
 import { principalTxPage, type MempoolSummaryRow, type PrincipalTxV3Row } from '../../src/store/principals-v3.js';
 import { codec } from '../../src/chain/native.js';
@@ -152,6 +152,24 @@ describe('serializers on recorded rows, against the reference answers', () => {
           }
         }
         if (scenario === POX_SCENARIO) expect(rows, 'the reference answered cycles, signers and stackers').toBeGreaterThan(0);
+      });
+
+      it('poxEventsJson: every page of pox-2/3/4 events answered, by page, tx or stacker', async () => {
+        let events = 0;
+        for (const e of ext) {
+          const m = /^\/extended\/v1\/(pox[234])\/(events|tx\/(0x[0-9a-fA-F]{64})|stacker\/([^/]+))$/.exec(pathOf(e));
+          if (!m) continue;
+          const version = m[1] as PoxVersion;
+          const want = e.body as Json;
+          const rows = m[2] === 'events'
+            ? await poxEvents(db.sql, version, { limit: want.limit, offset: want.offset })
+            : m[3] !== undefined
+              ? await poxEventsOfTx(db.sql, version, m[3].toLowerCase())
+              : await poxEventsOfStacker(db.sql, version, m[4]);
+          expect(asSent(poxEventsJson(rows)), `${scenario} ${e.request}`).toEqual(want.results);
+          events += want.results.length;
+        }
+        if (scenario === POX_SCENARIO) expect(events, 'the reference answered pox-4 events').toBeGreaterThan(0);
       });
 
       it('txSummaryJson / principalTxJson: each mined tx looked up by id, as its sender sees it, against the v1 answer', async () => {
