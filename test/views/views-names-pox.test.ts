@@ -2,10 +2,11 @@
  * The pure serializers of src/views/bns.ts, src/views/pox.ts and src/views/v3.ts on rows read from imported recorded
  * streams through the store functions the routes use: what a serializer makes of those rows alone, with no route and
  * no HTTP, must equal the reference's recorded answer (fixtures/golden-ext/<scenario>.json: the BNS v1 names and
- * address answers, the /extended/v1/pox{2,3,4} event lists, the /extended/v2/pox cycles, signers and stackers). The v3 summaries have no recorded answers:
- * they are compared field by field with the recorded v1 answer of the same transaction (fixtures/golden). Then
- * hand-written rows for the edges whose value is a rule: BNS-V2 names without an owner or renewal height, names of
- * expired or revoked parents, signers of an empty cycle, who stacks with a signer, sponsored and pending v3 summaries.
+ * address answers, the /extended/v1/pox{2,3,4} event lists, the /extended/v2/pox cycles, signers and stackers). The
+ * v3 summaries have no recorded answers: they are compared field by field with the recorded v1 answer of the same
+ * transaction (fixtures/golden). Then hand-written rows for the edges whose value is a rule: BNS-V2 names without an
+ * owner or renewal height, names of expired or revoked parents, signers of an empty cycle, who stacks with a signer,
+ * sponsored and pending v3 summaries.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
@@ -19,7 +20,17 @@ import { cycleStackers, poxCycleJson, poxEventsJson, poxSignerJson, signerStacke
 import { mempoolSummaryJson, principalTxJson, txSummaryJson } from '../../src/views/v3.js';
 import { currentNames, currentNameSet, latestSubdomain, nameOfSubdomain, namesOwnedBy, type BnsNameRow, type BnsSubdomainRow } from '../../src/store/bns.js';
 import { bnsV2Names, bnsV2NamesOwnedBy, type BnsV2NameRow } from '../../src/store/bns-v2.js';
-import { poxCycle, poxCycles, poxEvents, poxEventsOfStacker, poxEventsOfTx, poxSignerEvents, poxSigners, type PoxSignerRow, type PoxVersion } from '../../src/store/pox.js';
+import {
+  poxCycle,
+  poxCycles,
+  poxEvents,
+  poxEventsOfStacker,
+  poxEventsOfTx,
+  poxSignerEvents,
+  poxSigners,
+  type PoxSignerRow,
+  type PoxVersion,
+} from '../../src/store/pox.js';
 import { recordedNetwork } from '../../src/store/network.js';
 import { principalTxPage, type MempoolSummaryRow, type PrincipalTxV3Row } from '../../src/store/principals-v3.js';
 import { codec } from '../../src/chain/native.js';
