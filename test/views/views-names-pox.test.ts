@@ -403,7 +403,7 @@ describe('PoX serializers on hand-written rows', () => {
       poxPrint('stack-aggregation-commit-indexed', P, { 'reward-cycle': cv.uint(5), 'amount-ustx': cv.uint(3000), 'signer-key': cv.buffer(K1), ...cycles(5, 6) }),
       stackStx(S2, K1, 2000, 5, 6),
       delegated(S1, P, 1000, 4, 7), // covers 5: the pool operator's key
-      stackStx(S6, K1, 1000, 5, 6), // the same amount as S1: after it by address
+      stackStx(S6, K1, 1000, 5, 6), // the same amount as S1: the two ordered by address
       stackStx(S3, K1, 9000, 6, 8), // does not cover 5
       poxPrint('stack-increase', S4, { 'increase-by': cv.uint(5), 'total-locked': cv.uint(5), 'signer-key': cv.buffer(K1), ...cycles(5, 6) }), // never counts
       delegated(S5, Q, 700, 5, 6), // its operator committed no key for 5
