@@ -10,6 +10,17 @@ describe('Socket.IO resume cursor', () => {
     const svc = await startTestService({ PUSH_ROOMS: 'all' });
     try {
       await replay(svc.observer, readFixture('mocknet').slice(0, 12));
+      // applied is not yet published: both clients connect once every message is stored and delivered, so none
+      // arrives live to one of them between the two snapshots compared below
+      const deadline = Date.now() + 120_000;
+      for (;;) {
+        const [{ pending, last }] = await svc.db.sql<{ pending: number; last: string }[]>`
+          SELECT (SELECT count(*)::int FROM push_outbox) AS pending, (SELECT COALESCE(max(seq), 0)::text FROM push_messages) AS last`;
+        const status = (await (await fetch(`${svc.api}/extended/v1/status/push`)).json()) as { last_cursor: string };
+        if (pending === 0 && status.last_cursor === last) break;
+        if (Date.now() > deadline) throw new Error(`push not caught up: outbox ${pending}, stored ${last}, delivered ${status.last_cursor}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
       const asString = await recordingSocket(svc.api, { rooms: ['block'], auth: { cursor: '1' } });
       const asNumber = await recordingSocket(svc.api, { rooms: ['block'], auth: { cursor: 1 } });
       await Promise.all([asString.sync(), asNumber.sync()]);
