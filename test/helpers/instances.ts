@@ -10,6 +10,7 @@ import { readdirSync } from 'node:fs';
 import postgres from 'postgres';
 import { connectDatabase } from '../../src/store/connect.js';
 import { migrate } from '../../src/store/migrate.js';
+import { copyTemplate } from './db.js';
 
 const run = promisify(execFile);
 
@@ -114,7 +115,7 @@ export async function startPostgres(): Promise<PgInstance> {
       await migrated;
       const admin = postgres(inst.url(), { max: 1, onnotice: () => {} });
       try {
-        await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE sp_migrated`);
+        await copyTemplate(admin, name, 'sp_migrated');
       } finally {
         await admin.end();
       }
