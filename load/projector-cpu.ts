@@ -2,7 +2,8 @@
  * What the projection costs PostgreSQL, per message, for one or more versions of the SQL functions: a precise A/B for a
  * change to sql/functions on a shared machine, where import wall times swing by a fifth from one minute to the next.
  *
- *   npm run bench:projector -- --file F.tsv [--prefix N] [--count M] [--rounds R] [--functions DIR] … [--keep]
+ *   npm run bench:projector -- --file F.tsv [--prefix N] [--count M] [--rounds R] [--functions DIR] …
+ *                              [--stats-targets T1,T2,…] [--keep]
  *
  * The first N lines of the file (default: all but the last M) are imported into a fresh database with `import-events`.
  * Then, for each round and each DIR (a folder holding `functions/*.sql`, like the repo's sql/; default: the repo's
@@ -14,6 +15,10 @@
  * buffers the transaction read (hits and reads, from pg_stat_database), which the load does not change at all: the
  * work done, a proxy of its CPU. The rounds alternate the DIRs, so a change in the machine's load falls on all of
  * them alike.
+ *
+ * --stats-targets: each DIR is measured once per statistics target, the database ANALYZEd at that
+ * `default_statistics_target` before each of its rounds (what the planner's statistics change in the projection's
+ * plans; the projector's own ANALYZEs sample coarsely while the database grows).
  *
  * Database: BENCH_DATABASE_URL or TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres), where the
  * throw-away database is created and dropped (--keep keeps it).
@@ -55,6 +60,7 @@ async function main(argv: string[]) {
   let rounds = 6;
   let keep = false;
   const dirs: string[] = [];
+  let targets: (number | undefined)[] = [undefined];
   const args = new ArgReader(argv);
   for (let a = args.next(); a !== undefined; a = args.next()) {
     if (a === '--file') file = path.resolve(args.value());
@@ -62,6 +68,7 @@ async function main(argv: string[]) {
     else if (a === '--count') count = args.integer();
     else if (a === '--rounds') rounds = args.integer();
     else if (a === '--functions') dirs.push(path.resolve(args.value()));
+    else if (a === '--stats-targets') targets = args.value().split(',').map((t) => Number(t));
     else if (a === '--keep') keep = true;
     else throw new Error(`unknown option ${a}`);
   }
@@ -71,10 +78,12 @@ async function main(argv: string[]) {
   const start = prefix ?? Math.max(0, lines.length - count);
   const segment = lines.slice(start, start + count);
   if (!segment.length) throw new Error(`${file} has no lines after line ${start}`);
-  const variants = dirs.map((d) => {
+  if (targets.some((t) => t !== undefined && !(Number.isInteger(t) && t > 0 && t <= 10000))) throw new Error('--stats-targets: integers from 1 to 10000');
+  const variants = dirs.flatMap((d) => {
     const files = functionFiles(d);
     if (!files.length) throw new Error(`${d}: no functions/*.sql`);
-    return { dir: d, sql: files.map((f) => readFileSync(path.join(d, 'functions', f), 'utf8')) };
+    const sql = files.map((f) => readFileSync(path.join(d, 'functions', f), 'utf8'));
+    return targets.map((target) => ({ dir: d, target, sql }));
   });
 
   const db = await createBenchDatabase(DEFAULT_ADMIN_URL, 'sp_projcpu');
@@ -121,6 +130,13 @@ async function main(argv: string[]) {
         });
         // what the previous round rolled back leaves dead rows and index entries behind: every round starts clean
         await sql`VACUUM`;
+        const target = variants[v].target;
+        if (target !== undefined) {
+          await sql.begin(async (tx) => {
+            await tx`SELECT set_config('default_statistics_target', ${String(target)}, true)`;
+            await tx`ANALYZE`;
+          });
+        }
         const buffersBefore = await buffers();
         await sql
           .begin(async (tx) => {
@@ -141,7 +157,7 @@ async function main(argv: string[]) {
     await (sql as unknown as { end(): Promise<void> }).end();
 
     const rows = variants.map((v, i) => ({
-      functions: path.relative(process.cwd(), v.dir) || '.',
+      functions: (path.relative(process.cwd(), v.dir) || '.') + (v.target === undefined ? '' : ` (statistics target ${v.target})`),
       median_ms: median(cpu[i]),
       min_ms: Math.min(...cpu[i]),
       per_message_us: Math.round((median(cpu[i]) * 1000) / messages.length),

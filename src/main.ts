@@ -209,9 +209,9 @@ async function main(argv: string[]): Promise<void> {
               ms: stats.ms,
               logged_ms: stats.loggedMs,
               rate: Math.round(stats.messages / (stats.ms / 1000)),
-              ...(stats.deferredIndexes !== undefined
-                ? { deferred_indexes: stats.deferredIndexes, index_ms: stats.indexMs, total_ms: stats.ms + (stats.indexMs ?? 0) }
-                : {}),
+              ...(stats.deferredIndexes !== undefined ? { deferred_indexes: stats.deferredIndexes, index_ms: stats.indexMs } : {}),
+              analyze_ms: stats.analyzeMs,
+              total_ms: stats.ms + (stats.indexMs ?? 0) + (stats.analyzeMs ?? 0),
             },
             'import done',
           );

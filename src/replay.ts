@@ -23,6 +23,8 @@ export interface ImportStats {
   /** indexes dropped for the import and created again after it (src/store/bulk-indexes.ts), and the time that took */
   deferredIndexes?: number;
   indexMs?: number;
+  /** the full ANALYZE at the end */
+  analyzeMs?: number;
 }
 
 /** Below this file size an import into an empty database keeps its indexes: rebuilding them would not pay. */
@@ -230,11 +232,19 @@ export async function importEvents(
     rl.close();
   }
   const loggedMs = Date.now() - started;
+  /** the planner's statistics of the whole database, at full resolution (the projector's own ANALYZEs are coarse) */
+  const analyzeAtEnd = async () => {
+    const t = Date.now();
+    if (opts.tty) process.stderr.write('analyzing the tables…');
+    await projector.analyzeFully();
+    if (opts.tty) process.stderr.write('\n');
+    return Date.now() - t;
+  };
   await applied();
   const ms = Date.now() - started;
   report(true);
   if (opts.tty) process.stderr.write('\n');
-  if (!defer) return { messages, failed: 0, ms, loggedMs, lastLine: lineNo };
+  if (!defer) return { messages, failed: 0, ms, loggedMs, lastLine: lineNo, analyzeMs: await analyzeAtEnd() };
   // third stage: the deferred indexes, built over the whole tables
   const indexStart = Date.now();
   const built = await restoreDeferredIndexes(pipeline.sql, (done, total, name) => {
@@ -242,7 +252,8 @@ export async function importEvents(
     else log.info({ done, total, index: name }, 'import: deferred index created');
   });
   if (opts.tty) process.stderr.write('\n');
-  return { messages, failed: 0, ms, loggedMs, lastLine: lineNo, deferredIndexes: built.length, indexMs: Date.now() - indexStart };
+  const indexMs = Date.now() - indexStart;
+  return { messages, failed: 0, ms, loggedMs, lastLine: lineNo, deferredIndexes: built.length, indexMs, analyzeMs: await analyzeAtEnd() };
 }
 
 /** Writes the raw event log, in arrival order, in the same TSV format. */

@@ -220,6 +220,14 @@ export class Projector {
     return this.failure;
   }
 
+  /**
+   * A full ANALYZE of the database, now (the end of an import): while the database grows from empty the projector's
+   * own ANALYZEs sample coarsely (src/projector/maintenance.ts).
+   */
+  async analyzeFully(): Promise<void> {
+    await this.maintenance.fullStatistics();
+  }
+
   metrics(): ProjectorMetrics {
     return this.counters.metrics(this.applied, this.newest, this.failure);
   }
@@ -256,6 +264,7 @@ export class Projector {
       }
       if (!batch.length) {
         this.settle();
+        this.maintenance.caughtUp();
         await this.idle();
         continue;
       }

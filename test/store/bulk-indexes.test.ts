@@ -55,6 +55,20 @@ describe('bulk import indexes', () => {
     expect(await dumpDatabase(a.sql)).toEqual(await dumpDatabase(b.sql));
   });
 
+  it('an import ends with the statistics of a full ANALYZE (the projector samples coarsely while the tables grow)', async () => {
+    // both databases were imported by the test above; tx_id is unique, so ANALYZE puts every sampled value in the
+    // histogram: min(distinct values, statistics target + 1) bounds at the default target of 100, at most 11 at the
+    // projector's coarse target
+    for (const db of [a, b]) {
+      const [{ n }] = await db.sql<{ n: number }[]>`SELECT count(DISTINCT tx_id)::int AS n FROM txs`;
+      expect(n).toBeGreaterThan(11);
+      const [s] = await db.sql<{ bounds: number | null }[]>`
+        SELECT cardinality(histogram_bounds::text::text[]) AS bounds FROM pg_stats
+        WHERE schemaname = current_schema() AND tablename = 'txs' AND attname = 'tx_id'`;
+      expect(s.bounds).toBe(Math.min(n, 101));
+    }
+  });
+
   it('indexes left deferred (an interrupted import) are created by the next start-up', async () => {
     const before = await indexDefs(a.sql);
     expect(await deferIndexes(a.sql)).toBe(DEFERRABLE_INDEXES.length);
