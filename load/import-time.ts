@@ -11,11 +11,18 @@
  * of its database's backends, and the peak RSS of the command's processes. The machine may be shared: the CPU times
  * say what the work cost whatever the load.
  *
+ * --table-floor: what writing the tables an import leaves costs PostgreSQL at best, whatever computes them. The first
+ * run's database is dumped (data only), and the dump restored into a fresh, migrated database (every index of the
+ * schema in place, one COPY per table, one backend: `pg_restore --data-only --single-transaction`). No projector that
+ * leaves these rows in this schema can be faster than that, on this machine. Needs pg_dump and pg_restore on the PATH
+ * and a superuser (the restore disables the tables' triggers).
+ *
  * Database: BENCH_DATABASE_URL or TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres), where the
  * throw-away databases are created and dropped (--keep keeps them).
  */
-import { spawn } from 'node:child_process';
-import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { createReadStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -190,6 +197,40 @@ async function copyFloor(file: string, admin: postgres.Sql, adminUrl: string, ke
   }
 }
 
+/**
+ * The table floor (--table-floor): the rows `source` holds, dumped, then restored by COPY into a fresh migrated
+ * database with every index in place; measured is the restore alone.
+ */
+async function restoreFloor(source: BenchDatabase, admin: postgres.Sql, adminUrl: string, keep: boolean): Promise<Measured> {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'sp-table-floor-'));
+  const target = await createBenchDatabase(adminUrl, 'sp_tables');
+  try {
+    const dump = path.join(tmp, 'tables.dump');
+    const dumped = spawnSync('pg_dump', ['--data-only', '--format=custom', '--file', dump, '--dbname', source.url], { stdio: ['ignore', 'inherit', 'inherit'] });
+    if (dumped.status !== 0) throw new Error(`pg_dump failed (exit ${dumped.status ?? dumped.error?.message})`);
+    const main = path.join(REPO_ROOT, 'dist/src/main.js');
+    const migrated = spawnSync(process.execPath, [main, 'migrate'], { env: { ...process.env, DATABASE_URL: target.url, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'inherit', 'inherit'] });
+    if (migrated.status !== 0) throw new Error(`migrate failed (exit ${migrated.status})`);
+    // the rows the migrations seed come back with the dump
+    const sql = postgres(target.url, { max: 1, onnotice: () => {} });
+    try {
+      const tables = await sql<{ t: string }[]>`
+        SELECT quote_ident(tablename) AS t FROM pg_tables WHERE schemaname = current_schema()`;
+      if (tables.length) await sql.unsafe(`TRUNCATE ${tables.map((r) => r.t).join(', ')}`);
+    } finally {
+      await sql.end();
+    }
+    const command = `pg_restore --data-only --disable-triggers --single-transaction --exit-on-error --dbname ${quote(target.url)} ${quote(dump)}`;
+    process.stderr.write(`table floor: ${command}\n`);
+    const m = await measureCommand('floor: tables', command, process.env, { admin, name: target.name });
+    if (m.code !== 0) throw new Error(`pg_restore failed (exit ${m.code})`);
+    return m;
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+    if (!keep) await target.drop();
+  }
+}
+
 function row(cells: string[], widths: number[]): string {
   return cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
 }
@@ -199,6 +240,7 @@ async function main(argv: string[]): Promise<void> {
   let file: string | undefined;
   const runs: { name: string; command: string }[] = [];
   let floor = false;
+  let tableFloor = false;
   let keep = false;
   const args = new ArgReader(argv);
   for (let a = args.next(); a !== undefined; a = args.next()) {
@@ -216,11 +258,14 @@ async function main(argv: string[]): Promise<void> {
       case '--floor':
         floor = true;
         break;
+      case '--table-floor':
+        tableFloor = true;
+        break;
       case '--keep':
         keep = true;
         break;
       case '--help':
-        process.stdout.write(`usage: npm run bench:import -- --file F.tsv [--run 'name=command with {file} and {db}'] … [--floor] [--keep]\n`);
+        process.stdout.write(`usage: npm run bench:import -- --file F.tsv [--run 'name=command with {file} and {db}'] … [--floor] [--table-floor] [--keep]\n`);
         return;
       default:
         throw new Error(`unknown option ${a}`);
@@ -246,12 +291,14 @@ async function main(argv: string[]): Promise<void> {
       results.push(dec, copy);
       floorS = dec.wallS + copy.wallS;
     }
-    for (const r of runs) {
+    for (const [i, r] of runs.entries()) {
       const db: BenchDatabase = await createBenchDatabase(adminUrl, 'sp_import');
       try {
         const command = r.command.replaceAll('{file}', quote(file)).replaceAll('{db}', quote(db.url));
         process.stderr.write(`${r.name}: ${command}\n`);
-        results.push(await measureCommand(r.name, command, process.env, { admin, name: db.name }));
+        const m = await measureCommand(r.name, command, process.env, { admin, name: db.name });
+        results.push(m);
+        if (tableFloor && i === 0 && m.code === 0) results.push(await restoreFloor(db, admin, adminUrl, keep));
       } finally {
         if (!keep) await db.drop();
       }
