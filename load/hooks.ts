@@ -7,6 +7,9 @@
  *     time from the observer's 200 for that block (and from the projection's COMMIT of it) to the POST's arrival.
  *   node dist/load/hooks.js [--blocks N] [--txs-per-block M] [--hooks H] [--active A] [--live L] [--interval-ms I]
  *                           [--only history]   (the history figures only: no evaluation, no live service)
+ *                           [--database URL]   (the history figures on a chain already imported there, e.g. by
+ *                                               `import-events` of a generated file; the bench's hooks and their
+ *                                               deliveries are deleted at the end, nothing else is written)
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -37,6 +40,7 @@ const { values } = parseArgs({
     live: { type: 'string', default: '100' },
     'interval-ms': { type: 'string', default: '500' },
     only: { type: 'string' },
+    database: { type: 'string' },
   },
 });
 const activeCount = Number(values.active);
@@ -47,17 +51,31 @@ const txsPerBlock = Number(values['txs-per-block']);
 const hookCount = Number(values.hooks);
 const log = createLogger('warn');
 if (values.only !== undefined && values.only !== 'history') throw new Error('--only takes: history');
-const historyOnly = values.only === 'history';
+const existing = values.database;
+/** the generated chain's blocks above `blocks`, sent live to the service */
+const liveMessages: { path: string; body: string; height?: number }[] = [];
+const historyOnly = values.only === 'history' || existing !== undefined;
 
-const bench = await createBenchDatabase(undefined, 'sp_bench_hooks');
+const bench = existing === undefined ? await createBenchDatabase(undefined, 'sp_bench_hooks') : undefined;
 const dir = mkdtempSync(path.join(os.tmpdir(), 'sp-bench-hooks-'));
-const db = await connectDatabase({ databaseUrl: bench.url, dataDir: dir, max: 4 });
+const db = await connectDatabase({ databaseUrl: existing ?? bench!.url, dataDir: dir, max: 4 });
 try {
   await migrate(db.sql);
+  if (existing === undefined) await importGenerated();
+  else await db.sql`DELETE FROM hooks WHERE owner = 'bench'`;
+  await measure();
+} finally {
+  if (existing !== undefined) await db.sql`DELETE FROM hooks WHERE owner = 'bench'`.catch(() => undefined);
+  await db.close();
+  await bench?.drop();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** The generated chain's first `blocks` blocks, imported; the rest is sent live to the service (liveMessages). */
+async function importGenerated(): Promise<void> {
   // the chain is generated whole; its first `blocks` blocks are imported, the rest is sent live to the service
   const gen = new ChainGenerator({ blocks: blocks + liveBlocks, txsPerBlock, seed: 'bench-hooks', mempool: false });
   const lines: string[] = [];
-  const liveMessages: { path: string; body: string; height?: number }[] = [];
   let i = 0;
   for await (const m of gen.messages()) {
     const height = m.path === '/new_block' ? (JSON.parse(m.body) as { block_height: number }).block_height : undefined;
@@ -69,6 +87,9 @@ try {
   const pipeline = new ObserverPipeline(db.sql, log);
   await importEvents(file, pipeline, log);
   await pipeline.close(60_000);
+}
+
+async function measure(): Promise<void> {
 
   // 10,000 hooks over the chain's real keys and made-up ones (most match nothing, as in a real deployment)
   const keys = await db.sql<{ c: string | null; a: string | null }[]>`
@@ -179,7 +200,7 @@ try {
     const [{ n: made }] = await db.sql<{ n: string }[]>`SELECT count(*) AS n FROM hook_deliveries WHERE hook_id = ${row!.id}`;
     containsRuns.push({ where: inDatabase ? 'in the database' : 'in the service block by block', seen, seconds: (performance.now() - at) / 1000, n: Number(made) });
   }
-  console.log(`chain: ${tip} blocks, ${txsPerBlock} user txs per block`);
+  console.log(existing === undefined ? `chain: ${tip} blocks, ${txsPerBlock} user txs per block` : `chain: ${tip} blocks (the database given)`);
   if (!historyOnly) console.log(`evaluation, ${hookCount} hooks: p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${q(1)} ms per block (${matched} hook-block matches)`);
   console.log(
     `history, dense (stx_event), built in the database: ${seen} blocks in ${seconds.toFixed(2)} s = ${Math.round(seen / seconds)} blocks/s ` +
@@ -248,7 +269,7 @@ try {
         secret: 'x',
       });
     }
-    const config = loadConfig({ DATABASE_URL: bench.url, API_HOST: '127.0.0.1', API_PORT: '0', OBSERVER_PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_ANON_RPM: '0' });
+    const config = loadConfig({ DATABASE_URL: bench!.url, API_HOST: '127.0.0.1', API_PORT: '0', OBSERVER_PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_ANON_RPM: '0' });
     const service = await startService(config, log);
     service.pipeline!.projector.onCommitted((m) => {
       if (m.update.kind === 'block') commitAt.set(m.update.block.block_height, performance.now());
@@ -286,8 +307,5 @@ try {
         `projection COMMIT → POST received p50 ${pct(fromCommit, 0.5)} ms, p99 ${pct(fromCommit, 0.99)} ms`,
     );
   }
-} finally {
-  await db.close();
-  await bench.drop();
-  rmSync(dir, { recursive: true, force: true });
 }
+
