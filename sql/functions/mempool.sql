@@ -129,7 +129,16 @@ $$;
 -- pending and mined is pruned; the rows each step touches are disjoint, and a revived row is not mined), and a new row
 -- that is already mined is inserted pruned rather than inserted pending and pruned by a second statement.
 -- Both conditions name the rows by primary key and say nothing a partial index matches (see mempool_prune).
-CREATE OR REPLACE FUNCTION mempool_insert_rows(p_rows json, p_tip bigint, p_seq bigint, OUT ids text[], OUT inserted text[])
+--
+-- p_mined_next: txs that the next message of the projector's transaction, a block stored canonical on the tip by
+-- project_block_fast, mines (src/projector/projector.ts decides; empty otherwise). A new row among them is inserted
+-- pruned, which is how that block's mempool_mined leaves it: the rows written in between (burn blocks, attachments)
+-- never read mempool_txs; replace-by-fee here does not depend on `pruned` and ends each loser pruned either way;
+-- mempool_mined then prunes the rest of each group, keeps a pruned row's status, and its losers' updates do not depend
+-- on `pruned`; and the garbage collection, after mempool_mined, touches no row of these groups. Should the block not
+-- take that path, the projector rolls the transaction back and applies it again without this.
+CREATE OR REPLACE FUNCTION mempool_insert_rows(p_rows json, p_tip bigint, p_seq bigint, p_mined_next text[] DEFAULT '{}',
+  OUT ids text[], OUT inserted text[])
 LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
@@ -164,7 +173,8 @@ BEGIN
     SELECT r.tx_id, r.raw_tx, r.tx_type, r.nonce, r.fee_rate, r.sender_address, r.sponsor_address, r.sponsored,
       r.token_transfer_recipient, r.token_transfer_amount, r.contract_call_contract_id, r.smart_contract_contract_id,
       r.byte_size, r.api, r.receipt_time, p_tip, 'pending',
-      EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = r.tx_id AND t.canonical AND t.microblock_canonical), NULL, p_seq
+      r.tx_id = ANY(p_mined_next)
+        OR EXISTS (SELECT 1 FROM txs t WHERE t.tx_id = r.tx_id AND t.canonical AND t.microblock_canonical), NULL, p_seq
     FROM unnest(v_rows) WITH ORDINALITY AS r
     ORDER BY r.ordinality
     ON CONFLICT (tx_id) DO NOTHING

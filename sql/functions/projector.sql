@@ -120,8 +120,9 @@ BEGIN
 END
 $$;
 
--- /new_mempool_tx: mempool_insert (the reference's insertDbMempoolTxs), then the push_outbox row.
-CREATE OR REPLACE FUNCTION project_mempool(p_event_id bigint, p_txs json, p_outbox boolean)
+-- /new_mempool_tx: mempool_insert (the reference's insertDbMempoolTxs), then the push_outbox row. p_mined_next: see
+-- mempool_insert_rows.
+CREATE OR REPLACE FUNCTION project_mempool(p_event_id bigint, p_txs json, p_outbox boolean, p_mined_next text[] DEFAULT '{}')
 RETURNS json LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
@@ -132,7 +133,7 @@ DECLARE
 BEGIN
   PERFORM pg_advisory_xact_lock(7355609); -- MEMPOOL_LOCK of src/store/ingest/rows.ts
   SELECT r.ids, r.inserted INTO v_ids, v_inserted
-  FROM mempool_insert_rows(p_txs, COALESCE((SELECT max(block_height) FROM blocks WHERE canonical), 0), v_seq) r;
+  FROM mempool_insert_rows(p_txs, COALESCE((SELECT max(block_height) FROM blocks WHERE canonical), 0), v_seq, p_mined_next) r;
   -- the txs seen for the first time (the others were revived): the reference announces those to the mempool room
   v_new := ARRAY(SELECT x FROM unnest(v_ids) WITH ORDINALITY AS u(x, i) WHERE x = ANY(v_inserted) ORDER BY i);
   IF p_outbox THEN

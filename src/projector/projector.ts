@@ -18,7 +18,7 @@
  */
 import type { Logger } from 'pino';
 import type { Sql } from '../store/sql.js';
-import { applyMessage, FastPathMissed, sendsWithoutWaiting, type SentTip, type LoggedUpdate } from '../store/ingest/index.js';
+import { applyMessage, FastPathMissed, minedByNextBlock, sendsWithoutWaiting, type SentTip, type LoggedUpdate } from '../store/ingest/index.js';
 import type { IngestResult } from '../store/ingest/result.js';
 import { flushDerived, lockProjector, logBodies, markApplied, pendingMessages, recordProjectorFailure, logPosition, type PendingMessage } from '../store/event-log.js';
 import { isPushable, type ChainUpdate } from '../chain/types.js';
@@ -389,8 +389,14 @@ export class Projector {
       let sentAhead = 0;
       for (let i = 0; i < batch.length; i++) {
         const m = batch[i];
-        const ahead = sendsWithoutWaiting(m, this.fastBlocks && !sendAheadOff ? tip : undefined);
-        const applied = applyMessage(t, m, { pushOutbox: m.outbox, fastBlocks: this.fastBlocks, expectFast: ahead && m.update.kind === 'block' })
+        const sentTip = this.fastBlocks && !sendAheadOff ? tip : undefined;
+        const ahead = sendsWithoutWaiting(m, sentTip);
+        const applied = applyMessage(t, m, {
+          pushOutbox: m.outbox,
+          fastBlocks: this.fastBlocks,
+          expectFast: ahead && m.update.kind === 'block',
+          minedNext: minedByNextBlock(batch, i, sentTip),
+        })
           .then((r) => (results[i] = r));
         inflight.push(applied);
         if (ahead) applied.catch(() => undefined); // awaited below: a rejection before then is not unhandled

@@ -11,6 +11,7 @@ import { createLogger } from '../../src/logger.js';
 import { loadConfig } from '../../src/config.js';
 import { startService } from '../../src/service.js';
 import { importEvents } from '../../src/replay.js';
+import { mempoolMinedNext } from '../../src/store/ingest/index.js';
 import { ChainGenerator } from '../../load/generator/index.js';
 import { createTestDatabase, emptyChainTables, type TestDatabase } from '../helpers/db.js';
 import { dumpEverything, rankSeq, rankSurrogateIds } from '../helpers/dump.js';
@@ -86,9 +87,12 @@ describe('batch projection = one-by-one projection', () => {
   }
 
   it(`a generated chain with forks and microblock streams: batches of ${BATCHES.join(', ')} give the same tables`, async () => {
+    const minedNextBefore = mempoolMinedNext.txs;
     const { dumps, batches, metrics } = await importAt(await generatedChain());
     const [one, ...rest] = dumps;
     expect(metrics[2].blocks_sent_ahead).toBeGreaterThan(metrics[1].blocks_sent_ahead);
+    // in the batches of more than one message, mempool txs mined by the next block were inserted pruned
+    expect(mempoolMinedNext.txs).toBeGreaterThan(minedNextBefore);
     expect(batches[0]).toBeGreaterThan(batches[1]);
     expect(batches[1]).toBeGreaterThan(batches[2]);
     expect((one.blocks as { canonical: boolean }[]).some((b) => !b.canonical)).toBe(true);

@@ -211,7 +211,7 @@ describe('functions files are applied by content', () => {
     const before = await functionRows(db.sql);
     await expect(migrate(db.sql, dir)).rejects.toThrow(/syntax error/);
     expect(await functionRows(db.sql)).toEqual(before);
-    const [def] = await db.sql<{ d: string }[]>`SELECT pg_get_functiondef('project_mempool(bigint, json, boolean)'::regprocedure) AS d`;
+    const [def] = await db.sql<{ d: string }[]>`SELECT pg_get_functiondef('project_mempool(bigint, json, boolean, text[])'::regprocedure) AS d`;
     expect(def.d).not.toContain('edited by the schema-equality test');
     writeFileSync(file, text);
     expect(await migrate(db.sql, dir)).toEqual([]);

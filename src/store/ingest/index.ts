@@ -53,6 +53,26 @@ export function sendsWithoutWaiting(m: Pick<LoggedUpdate, 'update' | 'body'>, ti
   return b.block_height > 1 && b.parent_index_block_hash === tip.index_block_hash && b.block_height > tip.block_height && !REWARD_SET.test(m.body);
 }
 
+/**
+ * The txs of mempool message `i` of a batch that the batch's next block mines, when that block is sent ahead on the
+ * one-statement path (sendsWithoutWaiting with `tip`, the tip the statements sent before message `i` leave) and only
+ * burn blocks and raw messages (attachments) come between: the mempool rows that block prunes can be inserted pruned
+ * (sql/functions/mempool.sql, mempool_insert_rows). Empty otherwise. Should the block not take that path after all, it
+ * throws FastPathMissed and the transaction is applied again without sending ahead, so without this.
+ */
+export function minedByNextBlock(batch: readonly Pick<LoggedUpdate, 'update' | 'body'>[], i: number, tip: SentTip | undefined): string[] {
+  const m = batch[i].update;
+  if (m.kind !== 'mempool' || !tip || !m.txs.length) return [];
+  for (let j = i + 1; j < batch.length; j++) {
+    const u = batch[j].update;
+    if (u.kind === 'burn_block' || u.kind === 'raw') continue;
+    if (u.kind !== 'block' || !sendsWithoutWaiting(batch[j], tip)) return [];
+    const mined = new Set(u.txs.map((t) => t.tx_id));
+    return [...new Set(m.txs.map((t) => t.tx_id).filter((t) => mined.has(t)))];
+  }
+  return [];
+}
+
 /** A block sent with `expectFast` that the one-statement path declined: nothing after it may stand. */
 export class FastPathMissed extends PulseError {
   constructor(readonly id: number) {
@@ -64,6 +84,9 @@ export class FastPathMissed extends PulseError {
 /** How many block messages (this process) went through the one-statement path and through the general transaction. */
 export const blockPaths = { fast: 0, general: 0 };
 
+/** How many mempool txs (this process) were sent as mined by the next block of their batch (minedByNextBlock). */
+export const mempoolMinedNext = { txs: 0 };
+
 /**
  * Writes what one logged message derives, on `tx` (the projector's transaction). pushOutbox: record the result in
  * push_outbox too (a push publisher is attached); fastBlocks (default true): try the one-statement path for a block
@@ -72,7 +95,7 @@ export const blockPaths = { fast: 0, general: 0 };
 export async function applyMessage(
   tx: Tx,
   m: LoggedUpdate,
-  opts: { pushOutbox?: boolean; fastBlocks?: boolean; expectFast?: boolean } = {},
+  opts: { pushOutbox?: boolean; fastBlocks?: boolean; expectFast?: boolean; minedNext?: readonly string[] } = {},
 ): Promise<IngestResult> {
   const { update, path, id } = m;
   const outbox = opts.pushOutbox ?? false;
@@ -84,7 +107,8 @@ export async function applyMessage(
       if (path === '/attachments/new') await writeBnsAttachments(tx, m.body);
       return emptyResult(update, id);
     case 'mempool':
-      return applyMempool(tx, id, update, outbox);
+      mempoolMinedNext.txs += opts.minedNext?.length ?? 0;
+      return applyMempool(tx, id, update, outbox, opts.minedNext);
     case 'drop_mempool':
       return dropMempool(tx, id, update, outbox);
     default:

@@ -17,9 +17,12 @@ async function mempoolFunction(tx: Tx, id: number, u: ChainUpdate, call: string,
   return result;
 }
 
-/** The new pending txs (one already mined on the canonical chain does not return) and the push_outbox row. */
-export function applyMempool(tx: Tx, id: number, u: Extract<ChainUpdate, { kind: 'mempool' }>, pushOutbox: boolean) {
-  return mempoolFunction(tx, id, u, 'project_mempool($1, $2::text::json, $3)', [json(u.txs), pushOutbox]);
+/**
+ * The new pending txs (one already mined on the canonical chain does not return) and the push_outbox row. minedNext:
+ * those of them the block applied next in the same transaction mines on the canonical tip (see mempool_insert_rows).
+ */
+export function applyMempool(tx: Tx, id: number, u: Extract<ChainUpdate, { kind: 'mempool' }>, pushOutbox: boolean, minedNext: readonly string[] = []) {
+  return mempoolFunction(tx, id, u, 'project_mempool($1, $2::text::json, $3, $4::text[])', [json(u.txs), pushOutbox, minedNext]);
 }
 
 const DROP_STATUS: Record<string, string> = {
