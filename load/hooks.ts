@@ -10,6 +10,7 @@
  *                           [--database URL]   (the history figures on a chain already imported there, e.g. by
  *                                               `import-events` of a generated file; the bench's hooks and their
  *                                               deliveries are deleted at the end, nothing else is written)
+ *                           [--in-database-only] (history: without the comparison runs evaluated in the service)
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -41,6 +42,7 @@ const { values } = parseArgs({
     'interval-ms': { type: 'string', default: '500' },
     only: { type: 'string' },
     database: { type: 'string' },
+    'in-database-only': { type: 'boolean', default: false },
   },
 });
 const activeCount = Number(values.active);
@@ -55,6 +57,7 @@ const existing = values.database;
 /** the generated chain's blocks above `blocks`, sent live to the service */
 const liveMessages: { path: string; body: string; height?: number }[] = [];
 const historyOnly = values.only === 'history' || existing !== undefined;
+const inDatabaseOnly = values['in-database-only'] === true;
 
 const bench = existing === undefined ? await createBenchDatabase(undefined, 'sp_bench_hooks') : undefined;
 const dir = mkdtempSync(path.join(os.tmpdir(), 'sp-bench-hooks-'));
@@ -159,7 +162,7 @@ async function measure(): Promise<void> {
     secret: 'x',
   });
   const slowStarted = performance.now();
-  const slowSeen = await slow.backfill(slowRow!, { inDatabase: false });
+  const slowSeen = inDatabaseOnly ? 0 : await slow.backfill(slowRow!, { inDatabase: false });
   const slowSeconds = (performance.now() - slowStarted) / 1000;
   const sp = slow.history;
 
@@ -182,7 +185,7 @@ async function measure(): Promise<void> {
   // history of a print_event `contains` predicate (every print of the chain's contracts has the text): in the database,
   // and in the service block by block (how it ran before the database decided `contains`)
   const containsRuns: { where: string; seen: number; seconds: number; n: number }[] = [];
-  for (const [i, inDatabase] of [true, false].entries()) {
+  for (const [i, inDatabase] of (inDatabaseOnly ? [true] : [true, false]).entries()) {
     const r = new HookRunner(db.sql, log, { maxPayloadBytes: 4 << 20, timeoutMs: 1000, allowedHosts: [], retryMinMs: 1000, retryMaxMs: 1000, concurrency: 1 });
     const row = await insertHook(db.sql, {
       uuid: `00000000-0000-4000-a000-00000000000${i}`,
@@ -206,7 +209,7 @@ async function measure(): Promise<void> {
     `history, dense (stx_event), built in the database: ${seen} blocks in ${seconds.toFixed(2)} s = ${Math.round(seen / seconds)} blocks/s ` +
       `(${n} deliveries written; statements ${hp.statement.toFixed(0)} ms)`,
   );
-  console.log(
+  if (!inDatabaseOnly) console.log(
     `history, dense (stx_event), evaluated in the service block by block: ${slowSeen} blocks in ${slowSeconds.toFixed(2)} s = ${Math.round(slowSeen / slowSeconds)} blocks/s ` +
       `(read ${sp.read.toFixed(0)} ms, match ${sp.match.toFixed(0)} ms, build ${sp.build.toFixed(0)} ms, write ${sp.write.toFixed(0)} ms)`,
   );
