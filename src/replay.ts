@@ -232,7 +232,7 @@ export async function importEvents(
     rl.close();
   }
   const loggedMs = Date.now() - started;
-  /** the planner's statistics of the whole database, at full resolution (the projector's own ANALYZEs are coarse) */
+  /** the planner's statistics of the whole database as imported (the projector's own ANALYZEs ran while it grew) */
   const analyzeAtEnd = async () => {
     const t = Date.now();
     if (opts.tty) process.stderr.write('analyzing the tables…');

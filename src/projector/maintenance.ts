@@ -3,10 +3,6 @@ import type { Logger } from 'pino';
 import type { Sql } from '../store/sql.js';
 import { analyzeDatabase, vacuumMempool, autovacuumOff } from '../store/maintenance.js';
 
-/** the statistics target of the ANALYZEs run while the database grows (see refreshStatistics) */
-export const COARSE_STATISTICS_TARGET = 10;
-/** how long after a coarse ANALYZE a caught-up projector replaces its statistics by full ones (see caughtUp) */
-export const CAUGHT_UP_ANALYZE_MS = 30_000;
 
 /** applied messages between two background VACUUMs of mempool_txs when autovacuum is off (the default) */
 export const VACUUM_EVERY = 20_000;
@@ -15,10 +11,6 @@ export class Maintenance {
   /** ANALYZE as the tables grow from empty (see refreshStatistics) */
   private analyzeAt = 64;
   private analyzing = false;
-  /** the statistics come from a coarse ANALYZE: a full one is owed once the projector is caught up */
-  private coarse = false;
-  /** performance.now() when the last coarse ANALYZE started */
-  private coarseAt = 0;
   /** VACUUM mempool_txs where nothing else does (see reclaimMempool) */
   private vacuumAt: number;
   private vacuuming = false;
@@ -45,47 +37,19 @@ export class Maintenance {
    * re-analyzes it (once a minute at best): the statements' plans, made when the tables were nearly empty, go on
    * scanning whole tables. So the projector runs ANALYZE itself, in the background, each time its count of applied
    * messages doubles from 64 up to about a million; past that the tables are big enough for autovacuum's pace.
-   *
-   * These ANALYZEs only have to tell a large table from an empty one, so they sample coarsely
-   * (`default_statistics_target` 10: 3,000 rows per table instead of 30,000). At the default target each one sorts
-   * 30,000 values of every text column and evaluates the expression indexes' JSON paths for each: once the
-   * 2,000-block generated chain is in, 2.9 s against 0.4 s at 10, and the doublings go on to about a million
-   * messages. The projection's plans are the same either way (bench:projector --stats-targets 10,100: the same buffers
-   * per message). The statistics the API's queries are planned with come from one full ANALYZE, run once the projector
-   * has caught up (caughtUp) or at the end of an import (fullStatistics).
    */
   private refreshStatistics(): void {
     if (this.messagesApplied() < this.analyzeAt || this.analyzing || this.analyzeAt > 1 << 20) return;
     while (this.analyzeAt <= this.messagesApplied()) this.analyzeAt *= 2;
     this.analyzing = true;
-    this.coarse = true;
-    this.coarseAt = performance.now();
-    analyzeDatabase(this.sql, COARSE_STATISTICS_TARGET)
-      .catch((err: unknown) => this.log.warn({ err }, 'ANALYZE failed'))
-      .finally(() => (this.analyzing = false));
-  }
-
-  /**
-   * The projector has applied everything logged: the statistics of coarse ANALYZEs are replaced by full ones, at most
-   * once per coarse ANALYZE and not within CAUGHT_UP_ANALYZE_MS of it (a projector that keeps up with a growing
-   * database, as at the start of an import, is briefly caught up between batches again and again).
-   */
-  caughtUp(): void {
-    if (!this.coarse || this.analyzing || performance.now() - this.coarseAt < CAUGHT_UP_ANALYZE_MS) return;
-    this.coarse = false;
-    this.analyzing = true;
     analyzeDatabase(this.sql)
-      .catch((err: unknown) => {
-        this.coarse = true;
-        this.log.warn({ err }, 'ANALYZE failed');
-      })
+      .catch((err: unknown) => this.log.warn({ err }, 'ANALYZE failed'))
       .finally(() => (this.analyzing = false));
   }
 
   /** A full ANALYZE now (an import that ends), once the background one in flight has finished. */
   async fullStatistics(): Promise<void> {
     while (this.analyzing) await new Promise((r) => setTimeout(r, 50));
-    this.coarse = false;
     await analyzeDatabase(this.sql);
   }
 

@@ -221,8 +221,8 @@ export class Projector {
   }
 
   /**
-   * A full ANALYZE of the database, now (the end of an import): while the database grows from empty the projector's
-   * own ANALYZEs sample coarsely (src/projector/maintenance.ts).
+   * An ANALYZE of the whole database, now (the end of an import: the projector's own ANALYZEs stop doubling before the
+   * end, and the deferred indexes' expression columns have no statistics yet).
    */
   async analyzeFully(): Promise<void> {
     await this.maintenance.fullStatistics();
@@ -264,7 +264,6 @@ export class Projector {
       }
       if (!batch.length) {
         this.settle();
-        this.maintenance.caughtUp();
         await this.idle();
         continue;
       }
