@@ -33,6 +33,7 @@ import { ArgReader, createBenchDatabase, DEFAULT_ADMIN_URL } from './bench-suppo
 import { decodeMessage } from '../src/observer/pipeline.js';
 import { applyMessage, type LoggedUpdate } from '../src/store/ingest/index.js';
 import { functionFiles, sqlDir } from '../src/store/migrate.js';
+import { analyzeDatabase } from '../src/store/maintenance.js';
 import type { Sql } from '../src/store/sql.js';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -131,12 +132,7 @@ async function main(argv: string[]) {
         // what the previous round rolled back leaves dead rows and index entries behind: every round starts clean
         await sql`VACUUM`;
         const target = variants[v].target;
-        if (target !== undefined) {
-          await sql.begin(async (tx) => {
-            await tx`SELECT set_config('default_statistics_target', ${String(target)}, true)`;
-            await tx`ANALYZE`;
-          });
-        }
+        if (target !== undefined) await analyzeDatabase(sql, target);
         const buffersBefore = await buffers();
         await sql
           .begin(async (tx) => {
