@@ -202,6 +202,8 @@ async function main(argv: string[]): Promise<void> {
             tty: process.stderr.isTTY,
             signal: abort.signal,
             deferIndexes: deferMode as 'auto' | 'on' | 'off',
+            // a PostgreSQL server's settings are the operator's to change (the embedded database's are not)
+            server: db.kind === 'postgres',
           });
           log.info(
             {

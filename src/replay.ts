@@ -9,6 +9,7 @@ import type { DecodeResult } from './chain/decoded.js';
 import { normalizeObserverPath } from './observer/schemas.js';
 import { deferIndexes, deferredIndexCount, restoreDeferredIndexes, restoreLeftoverIndexes } from './store/bulk-indexes.js';
 import { logEntriesAfter, nothingProjected } from './store/event-log.js';
+import { writeSettings, type WriteSettings } from './store/maintenance.js';
 import { PulseError } from './errors.js';
 
 export interface ImportStats {
@@ -106,6 +107,26 @@ export class ImportInterrupted extends PulseError {
 const IMPORT_CHUNK_LINES = 500;
 const IMPORT_CHUNK_CHARS = 16 * 1024 * 1024;
 
+/** From this file size on, an import says which server settings would slow it down (see syncSettingsAdvice). */
+export const SETTINGS_ADVICE_MIN_BYTES = 256 * 1024 * 1024;
+
+/** What docs/operations.md recommends for a long sync: each setting's least value and the value to set. */
+const SYNC_SETTINGS: { name: string; key: keyof WriteSettings; least: number; suggest: string; show: (v: number) => string }[] = [
+  { name: 'shared_buffers', key: 'sharedBuffers', least: 1024 ** 3, suggest: '25% of RAM, at least 1GB', show: (v) => `${Math.round(v / 1024 ** 2)}MB` },
+  { name: 'max_wal_size', key: 'maxWalSize', least: 16 * 1024 ** 3, suggest: '16GB or more', show: (v) => `${Math.round(v / 1024 ** 2)}MB` },
+  { name: 'checkpoint_timeout', key: 'checkpointTimeout', least: 30 * 60, suggest: '30min or more', show: (v) => `${v}s` },
+];
+
+/**
+ * The settings of a PostgreSQL server below what a long sync needs, each as "name = value (suggest: …)", for a file of
+ * `fileBytes` (none under SETTINGS_ADVICE_MIN_BYTES). With small shared buffers and a checkpoint every few seconds,
+ * the 100,000-block generated chain took 26% longer and wrote 2.7 times the WAL (docs/benchmarks.md).
+ */
+export function syncSettingsAdvice(s: WriteSettings, fileBytes: number): string[] {
+  if (fileBytes < SETTINGS_ADVICE_MIN_BYTES) return [];
+  return SYNC_SETTINGS.filter((x) => Number.isFinite(s[x.key]) && s[x.key] < x.least).map((x) => `${x.name} = ${x.show(s[x.key])} (suggest: ${x.suggest})`);
+}
+
 /**
  * Imports a TSV file in three overlapping stages: its lines are validated and decoded in chunks by the pipeline's
  * decoder (worker threads, DECODE_THREADS), a few chunks ahead of the chunk being appended to the log (one statement
@@ -116,12 +137,13 @@ const IMPORT_CHUNK_CHARS = 16 * 1024 * 1024;
  * Each line's timestamp is its arrival time (a mempool tx's receipt_time). Re-running an import appends nothing twice (duplicates are no-ops) and applies what is left. When
  * `opts.signal` is aborted the import stops after the chunk in flight (or while waiting for the projector) and throws
  * ImportInterrupted: what is logged stays in the log and is applied by the next run (or by the service).
+ * `opts.server`: the database is a PostgreSQL server, whose settings a large import checks first (syncSettingsAdvice).
  */
 export async function importEvents(
   file: string,
   pipeline: ObserverPipeline,
   log: Logger,
-  opts: { tty?: boolean; signal?: AbortSignal; deferIndexes?: 'auto' | 'on' | 'off' } = {},
+  opts: { tty?: boolean; signal?: AbortSignal; deferIndexes?: 'auto' | 'on' | 'off'; server?: boolean } = {},
 ): Promise<ImportStats> {
   const size = (await stat(file)).size;
   // the API-only indexes go before anything is appended (nothing is projecting yet) and come back at the end
@@ -131,6 +153,15 @@ export async function importEvents(
     log.info({ dropped, deferred: await deferredIndexCount(pipeline.sql) }, 'import: API-only indexes deferred until the end');
   } else {
     await restoreLeftoverIndexes(pipeline.sql, log);
+  }
+  if (opts.server) {
+    const advice = syncSettingsAdvice(await writeSettings(pipeline.sql), size);
+    if (advice.length) {
+      log.warn(
+        { settings: advice },
+        'import: this PostgreSQL server is set up for small writes, so a long import takes longer and writes more WAL (see docs/operations.md, "PostgreSQL settings for a sync")',
+      );
+    }
   }
   await pipeline.start();
   const projector = pipeline.projector;
