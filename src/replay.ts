@@ -155,7 +155,9 @@ export async function importEvents(
     await restoreLeftoverIndexes(pipeline.sql, log);
   }
   if (opts.server) {
-    const advice = syncSettingsAdvice(await writeSettings(pipeline.sql), size);
+    // advice only: a server that will not say goes on without it
+    const settings = await writeSettings(pipeline.sql).catch(() => undefined);
+    const advice = settings ? syncSettingsAdvice(settings, size) : [];
     if (advice.length) {
       log.warn(
         { settings: advice },

@@ -1,4 +1,7 @@
-/** The statements of the projector's background maintenance (src/projector/maintenance.ts). */
+/**
+ * The statements of the projector's background maintenance (src/projector/maintenance.ts), and the server settings a
+ * long import checks (src/replay.ts).
+ */
 import type { Sql } from './sql.js';
 
 /**
