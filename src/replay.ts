@@ -111,9 +111,10 @@ const IMPORT_CHUNK_CHARS = 16 * 1024 * 1024;
 export const SETTINGS_ADVICE_MIN_BYTES = 256 * 1024 * 1024;
 
 /** What docs/operations.md recommends for a long sync: each setting's least value and the value to set. */
+const megabytes = (v: number) => `${Math.round(v / 1024 ** 2)}MB`;
 const SYNC_SETTINGS: { name: string; key: keyof WriteSettings; least: number; suggest: string; show: (v: number) => string }[] = [
-  { name: 'shared_buffers', key: 'sharedBuffers', least: 1024 ** 3, suggest: '25% of RAM, at least 1GB', show: (v) => `${Math.round(v / 1024 ** 2)}MB` },
-  { name: 'max_wal_size', key: 'maxWalSize', least: 16 * 1024 ** 3, suggest: '16GB or more', show: (v) => `${Math.round(v / 1024 ** 2)}MB` },
+  { name: 'shared_buffers', key: 'sharedBuffers', least: 1024 ** 3, suggest: '25% of RAM, at least 1GB', show: megabytes },
+  { name: 'max_wal_size', key: 'maxWalSize', least: 16 * 1024 ** 3, suggest: '16GB or more', show: megabytes },
   { name: 'checkpoint_timeout', key: 'checkpointTimeout', least: 30 * 60, suggest: '30min or more', show: (v) => `${v}s` },
 ];
 

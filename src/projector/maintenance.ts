@@ -3,7 +3,6 @@ import type { Logger } from 'pino';
 import type { Sql } from '../store/sql.js';
 import { analyzeDatabase, vacuumMempool, autovacuumOff } from '../store/maintenance.js';
 
-
 /** applied messages between two background VACUUMs of mempool_txs when autovacuum is off (the default) */
 export const VACUUM_EVERY = 20_000;
 

@@ -36,17 +36,11 @@ export interface WriteSettings {
   checkpointTimeout: number;
 }
 
-const UNIT_BYTES: Record<string, number> = { B: 1, kB: 1024, '8kB': 8192, MB: 1024 ** 2, GB: 1024 ** 3 };
-
-/** shared_buffers, max_wal_size and checkpoint_timeout as the server runs with them. */
+/** shared_buffers, max_wal_size and checkpoint_timeout as the server runs with them, converted by the server itself. */
 export async function writeSettings(sql: Sql): Promise<WriteSettings> {
-  const rows = await sql<{ name: string; setting: string; unit: string | null }[]>`
-    SELECT name, setting, unit FROM pg_settings WHERE name IN ('shared_buffers', 'max_wal_size', 'checkpoint_timeout')`;
-  const value = (name: string) => {
-    const r = rows.find((x) => x.name === name);
-    if (!r) return NaN;
-    if (r.unit === 's' || r.unit === null) return Number(r.setting);
-    return Number(r.setting) * (UNIT_BYTES[r.unit] ?? NaN);
-  };
-  return { sharedBuffers: value('shared_buffers'), maxWalSize: value('max_wal_size'), checkpointTimeout: value('checkpoint_timeout') };
+  const [r] = await sql<{ sb: string; wal: string; ckpt: string }[]>`
+    SELECT pg_size_bytes(current_setting('shared_buffers'))::text AS sb,
+           pg_size_bytes(current_setting('max_wal_size'))::text AS wal,
+           extract(epoch FROM current_setting('checkpoint_timeout')::interval)::text AS ckpt`;
+  return { sharedBuffers: Number(r.sb), maxWalSize: Number(r.wal), checkpointTimeout: Number(r.ckpt) };
 }
