@@ -68,10 +68,12 @@
   }
 
   async function getJson(path) {
+    const sent = Date.now();
     const res = await fetch(path, { headers: { accept: 'application/json' } });
     const body = await res.json().catch(() => null);
     if (res.status === 429) rateLimited(Number(res.headers.get('retry-after')), body && body.message);
-    else if (res.ok) rateLimitOver();
+    // only a request sent after the limit began ends it: the answer to one sent beside the refused one may come later
+    else if (res.ok && sent >= limit.since) rateLimitOver();
     return { status: res.status, body };
   }
 
@@ -79,10 +81,11 @@
   // rate limits: a 429 from the API shows a banner with the retry time (the page itself is never rate limited);
   // when the time is up the REST snapshot is loaded again.
 
-  const limit = { until: 0, timer: null, message: '' };
+  const limit = { until: 0, timer: null, message: '', since: 0 };
 
   function rateLimited(retryAfterS, message) {
     const s = Number.isFinite(retryAfterS) && retryAfterS > 0 ? retryAfterS : 10;
+    if (!limit.timer) limit.since = Date.now();
     limit.until = Math.max(limit.until, Date.now() + s * 1000);
     if (message) limit.message = String(message);
     renderRateLimit();
