@@ -17,6 +17,41 @@
 -- The callers (projector.sql, src/store/ingest/) hold the mempool lock. Plans are generic (`plan_cache_mode`, see
 -- projector.sql) except for the garbage collection, whose conditions are ranges.
 
+-- mempool_pending (sql/0145_mempool_pending.sql): the mempool txs that are not pruned, kept by statement triggers on
+-- mempool_txs from each statement's new (or deleted) rows. No index of mempool_txs names a column the rules below
+-- change, so their rewrites are heap-only updates; the pending reads go through mempool_pending's indexes.
+CREATE OR REPLACE FUNCTION mempool_pending_sync_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO mempool_pending (tx_id, receipt_time, receipt_block_height, sender_address, sponsor_address,
+    token_transfer_recipient, contract_call_contract_id, smart_contract_contract_id)
+  SELECT n.tx_id, n.receipt_time, n.receipt_block_height, n.sender_address, n.sponsor_address, n.token_transfer_recipient,
+    n.contract_call_contract_id, n.smart_contract_contract_id
+  FROM mempool_new n WHERE NOT n.pruned;
+  RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION mempool_pending_sync_update() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM mempool_pending p USING mempool_new n WHERE p.tx_id = n.tx_id AND n.pruned;
+  INSERT INTO mempool_pending AS p (tx_id, receipt_time, receipt_block_height, sender_address, sponsor_address,
+    token_transfer_recipient, contract_call_contract_id, smart_contract_contract_id)
+  SELECT n.tx_id, n.receipt_time, n.receipt_block_height, n.sender_address, n.sponsor_address, n.token_transfer_recipient,
+    n.contract_call_contract_id, n.smart_contract_contract_id
+  FROM mempool_new n WHERE NOT n.pruned
+  ON CONFLICT (tx_id) DO UPDATE SET receipt_time = EXCLUDED.receipt_time, receipt_block_height = EXCLUDED.receipt_block_height
+    WHERE (p.receipt_time, p.receipt_block_height) IS DISTINCT FROM (EXCLUDED.receipt_time, EXCLUDED.receipt_block_height);
+  RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION mempool_pending_sync_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM mempool_pending p USING mempool_old o WHERE p.tx_id = o.tx_id;
+  RETURN NULL;
+END
+$$;
+
 -- chain_state.tip_burn_block_height is the reference's chain_tip.burn_block_height: the burn height of the last
 -- canonical block, raised by every /new_burn_block that is higher.
 CREATE OR REPLACE FUNCTION tip_burn_height_raise(p_height bigint) RETURNS void LANGUAGE sql AS $$
@@ -44,11 +79,7 @@ CREATE OR REPLACE FUNCTION mempool_same_nonce(p_ids text[]) RETURNS text[] LANGU
 $$;
 
 -- The group is computed once, before the UPDATE: called inside its WHERE, the STABLE mempool_same_nonce() was
--- evaluated again for every row the scan looked at. `pruned IS NOT TRUE` (pruned is NOT NULL, so the same rows as
--- `NOT pruned`) is a condition no partial index matches, so the primary key finds the rows: with generic plans the
--- planner took the partial index `mempool_receipt_height … WHERE NOT pruned`, which inside a projector batch holds an
--- entry for every row version the batch made pending and then pruned (180 to 335 buffers per call on the 500-block
--- generated chain where the primary key needs a few per tx).
+-- evaluated again for every row the scan looked at. The rows are found by primary key.
 CREATE OR REPLACE FUNCTION mempool_prune(p_ids text[]) RETURNS text[] LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
@@ -128,7 +159,7 @@ $$;
 -- known rows here (a known row changes when its `pruned` differs from "not mined": pruned and not mined is revived,
 -- pending and mined is pruned; the rows each step touches are disjoint, and a revived row is not mined), and a new row
 -- that is already mined is inserted pruned rather than inserted pending and pruned by a second statement.
--- Both conditions name the rows by primary key and say nothing a partial index matches (see mempool_prune).
+-- Both conditions name the rows by primary key.
 --
 -- p_mined_next: txs that the next message of the projector's transaction, a block stored canonical on the tip by
 -- project_block_fast, mines (src/projector/projector.ts decides; empty otherwise). A new row among them is inserted
@@ -227,24 +258,27 @@ BEGIN
 END
 $$;
 
--- One statement per case, each on its index (mempool_pending, mempool_receipt_height): a CASE choosing the condition
--- let no index apply, and every block scanned the whole pending mempool. `plan_cache_mode = auto`: the conditions are
--- ranges (`receipt_time <= …`, `receipt_block_height <= …`), for which a generic plan assumes a third of the table.
+-- One statement per case, each on its index of mempool_pending (mempool_pending_time, mempool_pending_height): a CASE
+-- choosing the condition let no index apply. `plan_cache_mode = auto`: the conditions are ranges (`receipt_time <= …`,
+-- `receipt_block_height <= …`), for which a generic plan assumes a third of the table.
 CREATE OR REPLACE FUNCTION mempool_garbage_collect(p_tip_height bigint, p_nakamoto boolean) RETURNS text[] LANGUAGE plpgsql
 SET plan_cache_mode = auto AS $$
 DECLARE v text[];
 BEGIN
   IF p_nakamoto THEN
     WITH u AS (
-      UPDATE mempool_txs SET pruned = true, status = 'dropped_api_garbage_collect'
-      WHERE NOT pruned AND receipt_time <= EXTRACT(EPOCH FROM (CURRENT_TIMESTAMP - INTERVAL '2560 minutes'))::bigint
-      RETURNING tx_id
+      UPDATE mempool_txs m SET pruned = true, status = 'dropped_api_garbage_collect'
+      FROM mempool_pending p
+      WHERE m.tx_id = p.tx_id AND NOT m.pruned
+        AND p.receipt_time <= EXTRACT(EPOCH FROM (CURRENT_TIMESTAMP - INTERVAL '2560 minutes'))::bigint
+      RETURNING m.tx_id
     ) SELECT COALESCE(array_agg(tx_id), '{}') INTO v FROM u;
   ELSE
     WITH u AS (
-      UPDATE mempool_txs SET pruned = true, status = 'dropped_api_garbage_collect'
-      WHERE NOT pruned AND receipt_block_height <= p_tip_height - 256
-      RETURNING tx_id
+      UPDATE mempool_txs m SET pruned = true, status = 'dropped_api_garbage_collect'
+      FROM mempool_pending p
+      WHERE m.tx_id = p.tx_id AND NOT m.pruned AND p.receipt_block_height <= p_tip_height - 256
+      RETURNING m.tx_id
     ) SELECT COALESCE(array_agg(tx_id), '{}') INTO v FROM u;
   END IF;
   RETURN v;

@@ -3,8 +3,15 @@ import type { Logger } from 'pino';
 import type { Sql } from '../store/sql.js';
 import { analyzeDatabase, vacuumMempool, autovacuumOff } from '../store/maintenance.js';
 
-/** applied messages between two background VACUUMs of mempool_txs when autovacuum is off (the default) */
+/** applied messages between two background VACUUMs of mempool_txs and mempool_pending when autovacuum is off (the default) */
 export const VACUUM_EVERY = 20_000;
+
+/**
+ * applied messages between two background VACUUMs of mempool_pending alone when autovacuum is off: every pending tx
+ * leaves a deleted row there, and the garbage collection at each block walks its receipt-height index, dead entries
+ * included. The table holds the pending mempool only, so a VACUUM of it takes milliseconds.
+ */
+export const VACUUM_PENDING_EVERY = 1_000;
 
 export class Maintenance {
   /** ANALYZE as the tables grow from empty (see refreshStatistics) */
@@ -12,6 +19,7 @@ export class Maintenance {
   private analyzing = false;
   /** VACUUM mempool_txs where nothing else does (see reclaimMempool) */
   private vacuumAt: number;
+  private pendingVacuumAt: number;
   private vacuuming = false;
   private autovacuumOff: boolean | undefined;
 
@@ -23,6 +31,7 @@ export class Maintenance {
     private readonly vacuumEvery = VACUUM_EVERY,
   ) {
     this.vacuumAt = this.vacuumEvery;
+    this.pendingVacuumAt = Math.min(VACUUM_PENDING_EVERY, this.vacuumEvery);
   }
 
   /** After each committed batch. */
@@ -54,14 +63,19 @@ export class Maintenance {
 
   /**
    * mempool_txs rows are rewritten at nearly every block (the reference's replace-by-fee, prune and restore rules), and
-   * never in place: their flags are in index predicates, so no update is a HOT one. Where autovacuum is off (this
-   * project's CI machines), nothing reclaimed those versions: a 100,000-block import left a 15 GB heap for 1.4 million
-   * rows and slowed down as it grew (docs/benchmarks.md, Bulk import). So where autovacuum is off (PGlite reports it on) the
-   * projector vacuums that table itself, in the background, every `vacuumEvery` applied messages.
+   * every pending tx enters and leaves mempool_pending. Where autovacuum is off (this project's CI machines), nothing
+   * reclaimed those versions: a 100,000-block import once left a 15 GB heap for 1.4 million rows and slowed down as it
+   * grew (docs/benchmarks.md, Bulk import). The rewrites of mempool_txs are heap-only updates now, whose dead versions
+   * each page reclaims as it is read, but the deleted rows of mempool_pending still need a VACUUM. So where autovacuum
+   * is off (PGlite reports it on) the projector vacuums both tables itself, in the background, every `vacuumEvery`
+   * applied messages.
    */
   private reclaimMempool(): void {
-    if (this.messagesApplied() < this.vacuumAt || this.vacuuming) return;
-    this.vacuumAt = this.messagesApplied() + this.vacuumEvery;
+    const applied = this.messagesApplied();
+    if ((applied < this.vacuumAt && applied < this.pendingVacuumAt) || this.vacuuming) return;
+    const both = applied >= this.vacuumAt;
+    if (both) this.vacuumAt = applied + this.vacuumEvery;
+    this.pendingVacuumAt = applied + Math.min(VACUUM_PENDING_EVERY, this.vacuumEvery);
     this.vacuuming = true;
     (async () => {
       if (this.autovacuumOff === undefined) {
@@ -69,8 +83,8 @@ export class Maintenance {
       }
       if (!this.autovacuumOff) return;
       const started = performance.now();
-      await vacuumMempool(this.sql);
-      this.log.debug({ ms: Math.round(performance.now() - started), applied: this.messagesApplied() }, 'projector: vacuumed mempool_txs');
+      await vacuumMempool(this.sql, both);
+      this.log.debug({ ms: Math.round(performance.now() - started), applied: this.messagesApplied(), both }, 'projector: vacuumed the mempool');
     })()
       .catch((err: unknown) => this.log.warn({ err }, 'VACUUM mempool_txs failed'))
       .finally(() => (this.vacuuming = false));

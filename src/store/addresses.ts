@@ -59,13 +59,14 @@ export async function pendingStxFlows(sql: Sql, principal: string): Promise<{ in
   const [p] = await sql<{ inbound: string; outbound: string }[]>`
     SELECT
       (SELECT COALESCE(SUM(token_transfer_amount), 0) FROM mempool_txs
-        WHERE NOT pruned AND token_transfer_recipient = ${principal})::text AS inbound,
+        WHERE tx_id IN (SELECT p.tx_id FROM mempool_pending p WHERE p.token_transfer_recipient = ${principal}))::text AS inbound,
       -- as the reference: the sender pays amount + fee (sponsored or not), a sponsor its sponsored fees on top
       (SELECT COALESCE(SUM(
           CASE WHEN sender_address = ${principal} THEN COALESCE(token_transfer_amount, 0) + fee_rate ELSE 0 END
           + CASE WHEN sponsored AND sponsor_address = ${principal} THEN fee_rate ELSE 0 END), 0)
         FROM mempool_txs
-        WHERE NOT pruned AND (sender_address = ${principal} OR sponsor_address = ${principal}))::text AS outbound`;
+        WHERE tx_id IN (SELECT p.tx_id FROM mempool_pending p
+          WHERE p.sender_address = ${principal} OR p.sponsor_address = ${principal}))::text AS outbound`;
   return p;
 }
 

@@ -1,7 +1,7 @@
 /**
  * Indexes deferred during a bulk import (sql/0115_bulk_import_indexes.sql).
  *
- * Each txs, events and mempool_txs row pays for every index of its table. The indexes below serve API reads only:
+ * Each txs, events and mempool_pending row pays for every index of its table. The indexes below serve API reads only:
  * nothing on the write path (the projector's statements, the mempool rules, reorg flips, the derived appliers and
  * their triggers) looks rows up through them; measured with pg_stat_user_indexes after importing a 10,000-block
  * generated chain with forks, microblock streams, a mempool and BNS (idx_scan 0 for each). `import-events` into an

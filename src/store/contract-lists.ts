@@ -65,7 +65,8 @@ export async function contractStatuses(sql: Sql, ids: string[]): Promise<Contrac
   const pending = await sql<ContractStatusRow[]>`
     SELECT DISTINCT ON (smart_contract_contract_id) smart_contract_contract_id AS contract_id, tx_id, NULL::int AS block_height, status
     FROM mempool_txs
-    WHERE NOT pruned AND tx_type = 'smart_contract' AND smart_contract_contract_id = ANY(${rest})
+    WHERE tx_id IN (SELECT p.tx_id FROM mempool_pending p WHERE p.smart_contract_contract_id = ANY(${rest}))
+      AND tx_type = 'smart_contract'
     ORDER BY smart_contract_contract_id, nonce`;
   return [...mined, ...pending];
 }

@@ -25,8 +25,10 @@ export async function autovacuumOff(sql: Sql): Promise<boolean> {
   return r.off;
 }
 
-export async function vacuumMempool(sql: Sql): Promise<void> {
-  await sql`VACUUM mempool_txs`;
+/** VACUUM mempool_pending, and mempool_txs too when `all`. */
+export async function vacuumMempool(sql: Sql, all = true): Promise<void> {
+  if (all) await sql`VACUUM mempool_txs, mempool_pending`;
+  else await sql`VACUUM mempool_pending`;
 }
 
 /** The server settings that decide how fast a long sync writes (each in bytes, or seconds for the timeout). */

@@ -18,9 +18,10 @@ export async function nonceMaxima(sql: Sql, principal: string): Promise<NonceMax
       (SELECT max(nonce) FROM txs WHERE sender_address = ${principal} AND canonical AND microblock_canonical)::int AS executed,
       (SELECT max(sponsor_nonce) FROM txs WHERE sponsor_address = ${principal} AND sponsored AND canonical
         AND microblock_canonical)::int AS executed_sponsor,
-      (SELECT max(nonce) FROM mempool_txs WHERE sender_address = ${principal} AND NOT pruned)::int AS mempool,
-      (SELECT max(sponsor_nonce) FROM mempool_txs WHERE sponsor_address = ${principal} AND sponsored
-        AND NOT pruned)::int AS mempool_sponsor`;
+      (SELECT max(x.nonce) FROM mempool_pending p JOIN mempool_txs x ON x.tx_id = p.tx_id
+        WHERE p.sender_address = ${principal})::int AS mempool,
+      (SELECT max(x.sponsor_nonce) FROM mempool_pending p JOIN mempool_txs x ON x.tx_id = p.tx_id
+        WHERE p.sponsor_address = ${principal} AND x.sponsored)::int AS mempool_sponsor`;
   return r;
 }
 
@@ -28,10 +29,11 @@ export async function nonceMaxima(sql: Sql, principal: string): Promise<NonceMax
 export async function pendingNonces(sql: Sql, principal: string, nonces: number[]): Promise<number[]> {
   if (!nonces.length) return [];
   const rows = await sql<{ nonce: number }[]>`
-    SELECT nonce::int AS nonce FROM mempool_txs WHERE sender_address = ${principal} AND nonce = ANY(${nonces}) AND NOT pruned
+    SELECT x.nonce::int AS nonce FROM mempool_pending p JOIN mempool_txs x ON x.tx_id = p.tx_id
+    WHERE p.sender_address = ${principal} AND x.nonce = ANY(${nonces})
     UNION
-    SELECT sponsor_nonce::int FROM mempool_txs
-    WHERE sponsor_address = ${principal} AND sponsored AND sponsor_nonce = ANY(${nonces}) AND NOT pruned`;
+    SELECT x.sponsor_nonce::int FROM mempool_pending p JOIN mempool_txs x ON x.tx_id = p.tx_id
+    WHERE p.sponsor_address = ${principal} AND x.sponsored AND x.sponsor_nonce = ANY(${nonces})`;
   return rows.map((r) => r.nonce);
 }
 
@@ -72,13 +74,13 @@ export async function mempoolFeePriorities(sql: Sql): Promise<FeePriorityRow[]> 
       round(percentile_cont(0.50) WITHIN GROUP (ORDER BY fee_rate))::float8 AS low_priority,
       round(percentile_cont(0.75) WITHIN GROUP (ORDER BY fee_rate))::float8 AS medium_priority,
       round(percentile_cont(0.95) WITHIN GROUP (ORDER BY fee_rate))::float8 AS high_priority
-    FROM mempool_txs WHERE NOT pruned
+    FROM mempool_txs WHERE tx_id IN (SELECT tx_id FROM mempool_pending)
     UNION ALL
     SELECT tx_type,
       round(percentile_cont(0.25) WITHIN GROUP (ORDER BY fee_rate))::float8,
       round(percentile_cont(0.50) WITHIN GROUP (ORDER BY fee_rate))::float8,
       round(percentile_cont(0.75) WITHIN GROUP (ORDER BY fee_rate))::float8,
       round(percentile_cont(0.95) WITHIN GROUP (ORDER BY fee_rate))::float8
-    FROM mempool_txs WHERE NOT pruned AND tx_type <> 'coinbase'
+    FROM mempool_txs WHERE tx_id IN (SELECT tx_id FROM mempool_pending) AND tx_type <> 'coinbase'
     GROUP BY tx_type`;
 }

@@ -338,9 +338,10 @@ export interface MempoolSummaryRow extends TxSummaryFields, MempoolKey {
 }
 
 /** Pending txs that involve the principal: as sender, token-transfer recipient, deployed or called contract. */
+/** The pending row (mempool_pending p) names the principal. */
 function involves(sql: Sql, principal: string) {
-  return sql`(sender_address = ${principal} OR token_transfer_recipient = ${principal}
-    OR smart_contract_contract_id = ${principal} OR contract_call_contract_id = ${principal})`;
+  return sql`(p.sender_address = ${principal} OR p.token_transfer_recipient = ${principal}
+    OR p.smart_contract_contract_id = ${principal} OR p.contract_call_contract_id = ${principal})`;
 }
 
 /** A page of the principal's pending mempool txs, newest receipt first, from `cursor` (inclusive). */
@@ -351,25 +352,25 @@ export async function mempoolPage(
 ): Promise<KeysetPage<MempoolSummaryRow, MempoolKey>> {
   const c = q.cursor;
   const from = c
-    ? sql`AND (receipt_time < ${c.receipt_time} OR (receipt_time = ${c.receipt_time} AND tx_id COLLATE "C" <= ${c.tx_id}))`
+    ? sql`AND (p.receipt_time < ${c.receipt_time} OR (p.receipt_time = ${c.receipt_time} AND p.tx_id COLLATE "C" <= ${c.tx_id}))`
     : sql``;
   const rows = await sql<MempoolSummaryRow[]>`
     SELECT ${sql.unsafe(SUMMARY_COLUMNS)}, x.receipt_time, x.receipt_block_height, x.status
-    FROM mempool_txs x
-    WHERE NOT x.pruned AND ${involves(sql, principal)} ${from}
-    ORDER BY x.receipt_time DESC, x.tx_id COLLATE "C" DESC
+    FROM mempool_pending p JOIN mempool_txs x ON x.tx_id = p.tx_id
+    WHERE ${involves(sql, principal)} ${from}
+    ORDER BY p.receipt_time DESC, p.tx_id COLLATE "C" DESC
     LIMIT ${q.limit + 1}`;
   const page = rows.slice(0, q.limit);
   if (!page.length) return { rows: [], total: 0, next: null, prev: null };
   const first = page[0];
   const [before, [count]] = await Promise.all([
     sql<MempoolKey[]>`
-      SELECT receipt_time, tx_id FROM mempool_txs
-      WHERE NOT pruned AND ${involves(sql, principal)}
-        AND (receipt_time > ${first.receipt_time} OR (receipt_time = ${first.receipt_time} AND tx_id COLLATE "C" > ${first.tx_id}))
-      ORDER BY receipt_time ASC, tx_id COLLATE "C" ASC
+      SELECT p.receipt_time, p.tx_id FROM mempool_pending p
+      WHERE ${involves(sql, principal)}
+        AND (p.receipt_time > ${first.receipt_time} OR (p.receipt_time = ${first.receipt_time} AND p.tx_id COLLATE "C" > ${first.tx_id}))
+      ORDER BY p.receipt_time ASC, p.tx_id COLLATE "C" ASC
       LIMIT ${q.limit}`,
-    sql<{ n: number }[]>`SELECT count(*)::int AS n FROM mempool_txs WHERE NOT pruned AND ${involves(sql, principal)}`,
+    sql<{ n: number }[]>`SELECT count(*)::int AS n FROM mempool_pending p WHERE ${involves(sql, principal)}`,
   ]);
   const key = (r: MempoolKey): MempoolKey => ({ receipt_time: Number(r.receipt_time), tx_id: r.tx_id });
   return {

@@ -170,8 +170,10 @@ export async function rosettaUnlocks(sql: Sql, block: RosettaBlockRow): Promise<
  * What the reference's Rosetta mempool holds (its anchored view): pending txs, and txs mined only in the unconfirmed
  * microblock stream (pruned from the mempool, not in an anchor block yet).
  */
-const ROSETTA_PENDING = `(NOT x.pruned OR x.tx_id IN (
-  SELECT t.tx_id FROM txs t WHERE t.index_block_hash = '' AND t.canonical AND t.microblock_canonical))`;
+const ROSETTA_PENDING = `x.tx_id IN (
+  SELECT p.tx_id FROM mempool_pending p
+  UNION ALL
+  SELECT t.tx_id FROM txs t WHERE t.index_block_hash = '' AND t.canonical AND t.microblock_canonical)`;
 
 /** The pending mempool tx ids, newest first. */
 export async function rosettaMempoolIds(sql: Sql): Promise<string[]> {

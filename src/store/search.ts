@@ -35,7 +35,7 @@ export async function contractDeploy(
 ): Promise<{ mempool?: MempoolDbRow & { tx_type: string }; mined?: TxDbRow }> {
   const [mempool] = await sql<(MempoolDbRow & { tx_type: string })[]>`
     SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x
-    WHERE NOT x.pruned AND x.smart_contract_contract_id = ${contractId} LIMIT 1`;
+    WHERE x.tx_id IN (SELECT p.tx_id FROM mempool_pending p WHERE p.smart_contract_contract_id = ${contractId}) LIMIT 1`;
   if (mempool) return { mempool };
   const [mined] = await sql<TxDbRow[]>`
     SELECT x.*, ${sql.unsafe(ABI_SUBQUERY)} FROM txs x WHERE x.smart_contract_contract_id = ${contractId}

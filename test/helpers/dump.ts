@@ -24,6 +24,11 @@ export async function dumpDatabase(sql: Sql): Promise<Record<string, readonly un
     mempool_txs: await sql`
       SELECT tx_id, raw_tx, status, pruned, replaced_by_tx_id, receipt_block_height, seq
       FROM mempool_txs ORDER BY tx_id`,
+    // the pending rows of mempool_txs (kept by its triggers), receipt time left out as there
+    mempool_pending: await sql`
+      SELECT tx_id, receipt_block_height, sender_address, sponsor_address, token_transfer_recipient,
+        contract_call_contract_id, smart_contract_contract_id
+      FROM mempool_pending ORDER BY tx_id`,
     // copies its deploys' txs.seq (storage order, sql/0113): ranked with the others by rankSeq
     contract_deploys: await sql`SELECT * FROM contract_deploys ORDER BY tx_id, index_block_hash, microblock_hash`,
   };
