@@ -67,8 +67,8 @@ export class Maintenance {
    * reclaimed those versions: a 100,000-block import once left a 15 GB heap for 1.4 million rows and slowed down as it
    * grew (docs/benchmarks.md, Bulk import). The rewrites of mempool_txs are heap-only updates now, whose dead versions
    * each page reclaims as it is read, but the deleted rows of mempool_pending still need a VACUUM. So where autovacuum
-   * is off (PGlite reports it on) the projector vacuums both tables itself, in the background, every `vacuumEvery`
-   * applied messages.
+   * is off (PGlite reports it on) the projector vacuums them itself, in the background: mempool_pending every
+   * VACUUM_PENDING_EVERY applied messages, both tables every `vacuumEvery`.
    */
   private reclaimMempool(): void {
     const applied = this.messagesApplied();

@@ -337,8 +337,10 @@ export interface MempoolSummaryRow extends TxSummaryFields, MempoolKey {
   status: string;
 }
 
-/** Pending txs that involve the principal: as sender, token-transfer recipient, deployed or called contract. */
-/** The pending row (mempool_pending p) names the principal. */
+/**
+ * Pending txs that involve the principal: as sender, token-transfer recipient, deployed or called contract (the
+ * columns of mempool_pending, aliased p).
+ */
 function involves(sql: Sql, principal: string) {
   return sql`(p.sender_address = ${principal} OR p.token_transfer_recipient = ${principal}
     OR p.smart_contract_contract_id = ${principal} OR p.contract_call_contract_id = ${principal})`;
