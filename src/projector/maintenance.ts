@@ -68,7 +68,10 @@ export class Maintenance {
    * grew (docs/benchmarks.md, Bulk import). The rewrites of mempool_txs are heap-only updates now, whose dead versions
    * each page reclaims as it is read, but the deleted rows of mempool_pending still need a VACUUM. So where autovacuum
    * is off (PGlite reports it on) the projector vacuums them itself, in the background: mempool_pending every
-   * VACUUM_PENDING_EVERY applied messages, both tables every `vacuumEvery`.
+   * VACUUM_PENDING_EVERY applied messages, both tables every `vacuumEvery`. The tables a batch fills with its deferred
+   * derived rows and empties before it commits (derived_deferred, nft_custody_deferred) go with mempool_pending: left
+   * alone they grew by every row ever deferred (3.3 MB of dead rows after 2,000 blocks), and each batch's flush read
+   * them whole (on a 30,000-block import, NFT custody's flush went from 18 to 72 ms).
    */
   private reclaimMempool(): void {
     const applied = this.messagesApplied();

@@ -25,10 +25,16 @@ export async function autovacuumOff(sql: Sql): Promise<boolean> {
   return r.off;
 }
 
-/** VACUUM mempool_pending, and mempool_txs too when `all`. */
+/**
+ * VACUUM the tables the projector empties at every batch (mempool_pending, and the batch's deferred derived rows:
+ * derived_deferred, nft_custody_deferred), and mempool_txs too when `all`. The deferred tables are not truncated at
+ * the end of the VACUUM: their space is reused by the next batches, and the truncation would wait up to 5 s for the
+ * projector's lock.
+ */
 export async function vacuumMempool(sql: Sql, all = true): Promise<void> {
   if (all) await sql`VACUUM mempool_txs, mempool_pending`;
   else await sql`VACUUM mempool_pending`;
+  await sql`VACUUM (TRUNCATE false) derived_deferred, nft_custody_deferred`;
 }
 
 /** The server settings that decide how fast a long sync writes (each in bytes, or seconds for the timeout). */

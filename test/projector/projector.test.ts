@@ -200,13 +200,13 @@ describe('a message the projector cannot apply', () => {
 
 
 describe('the mempool table is vacuumed where nothing else does it', () => {
-  it('with autovacuum off, a VACUUM of mempool_txs and mempool_pending every vacuumEvery applied messages (and none with it on)', async () => {
+  it('with autovacuum off, a VACUUM of mempool_txs, mempool_pending and the deferred derived rows every vacuumEvery applied messages (and none with it on)', async () => {
     const db = await createTestDatabase('sp_projector_vacuum');
     try {
       const [{ off }] = await db.sql<{ off: boolean }[]>`SELECT current_setting('autovacuum') = 'off' AS off`;
       const vacuums = async () => {
         const [r] = await db.sql<{ n: number }[]>`
-          SELECT min(vacuum_count)::int AS n FROM pg_stat_user_tables WHERE relname IN ('mempool_txs', 'mempool_pending')`;
+          SELECT min(vacuum_count)::int AS n FROM pg_stat_user_tables WHERE relname IN ('mempool_txs', 'mempool_pending', 'derived_deferred', 'nft_custody_deferred')`;
         return r.n;
       };
       const before = await vacuums();
