@@ -238,6 +238,21 @@ BEGIN
 END
 $$;
 
+-- The mempool rows (JSON for mempool_insert_rows, in tx id order) of txs known only as mined, which a restore inserts:
+-- each one's newest placement, with the reference's receipt time (its burn block time) and size (its raw result).
+CREATE OR REPLACE FUNCTION mempool_rows_of_mined(p_ids text[]) RETURNS json LANGUAGE plpgsql STABLE
+SET plan_cache_mode = force_generic_plan AS $$
+BEGIN
+  RETURN (SELECT json_agg(row_to_json(o) ORDER BY o.tx_id) FROM (
+    SELECT DISTINCT ON (t.tx_id) t.tx_id, t.raw_tx, t.tx_type, t.nonce, t.fee_rate, t.sender_address, t.sponsor_address,
+      t.sponsored, t.token_transfer_recipient, t.token_transfer_amount, t.contract_call_contract_id,
+      t.smart_contract_contract_id, (length(t.raw_result) - 2) / 2 AS byte_size, t.api, t.burn_block_time AS receipt_time
+    FROM txs t WHERE t.tx_id = ANY(p_ids)
+    ORDER BY t.tx_id, t.block_height DESC, t.microblock_sequence DESC, t.tx_index DESC
+  ) o);
+END
+$$;
+
 -- Returns the restored tx ids and those it had to insert (the reference's restoredTxs). The reference's steps are:
 -- every pruned mempool tx of the orphaned txs' payer+nonce groups comes back as pending; then the orphaned txs never
 -- seen in the mempool go in through mempool_insert_rows, whose replace-by-fee then drops again every loser of their
@@ -262,13 +277,7 @@ BEGIN
   v_restored := ARRAY(SELECT m.tx_id FROM mempool_txs m WHERE m.pruned AND m.tx_id = ANY(v_group) ORDER BY m.tx_id);
   v_need := ARRAY(SELECT DISTINCT x FROM unnest(p_ids) x WHERE x <> ALL(v_restored) ORDER BY x);
   IF cardinality(v_need) > 0 THEN
-    SELECT json_agg(row_to_json(o) ORDER BY o.tx_id) INTO v_rows FROM (
-      SELECT DISTINCT ON (t.tx_id) t.tx_id, t.raw_tx, t.tx_type, t.nonce, t.fee_rate, t.sender_address, t.sponsor_address,
-        t.sponsored, t.token_transfer_recipient, t.token_transfer_amount, t.contract_call_contract_id,
-        t.smart_contract_contract_id, (length(t.raw_result) - 2) / 2 AS byte_size, t.api, t.burn_block_time AS receipt_time
-      FROM txs t WHERE t.tx_id = ANY(v_need)
-      ORDER BY t.tx_id, t.block_height DESC, t.microblock_sequence DESC, t.tx_index DESC
-    ) o;
+    v_rows := mempool_rows_of_mined(v_need);
     -- what came in (revived or inserted) is what the insert's replace-by-fee ran over
     IF v_rows IS NOT NULL THEN v_came := (mempool_insert_rows(v_rows, p_tip, p_seq)).ids; END IF;
   END IF;

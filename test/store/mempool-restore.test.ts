@@ -42,13 +42,7 @@ BEGIN
       RETURNING tx_id
     ) SELECT COALESCE(array_agg(tx_id), '{}') INTO v_restored FROM u;
     v_need := ARRAY(SELECT DISTINCT x FROM unnest(p_ids) x WHERE x <> ALL(v_restored) ORDER BY x);
-    SELECT json_agg(row_to_json(o) ORDER BY o.tx_id) INTO v_rows FROM (
-      SELECT DISTINCT ON (t.tx_id) t.tx_id, t.raw_tx, t.tx_type, t.nonce, t.fee_rate, t.sender_address, t.sponsor_address,
-        t.sponsored, t.token_transfer_recipient, t.token_transfer_amount, t.contract_call_contract_id,
-        t.smart_contract_contract_id, (length(t.raw_result) - 2) / 2 AS byte_size, t.api, t.burn_block_time AS receipt_time
-      FROM txs t WHERE t.tx_id = ANY(v_need)
-      ORDER BY t.tx_id, t.block_height DESC, t.microblock_sequence DESC, t.tx_index DESC
-    ) o;
+    v_rows := mempool_rows_of_mined(v_need);
     IF v_rows IS NOT NULL THEN PERFORM mempool_insert_rows(v_rows, p_tip, p_seq); END IF;
     v_steps_state := mempool_state();
     v_steps_ids := v_restored || v_need;
