@@ -4,10 +4,11 @@
  * Each txs, events and mempool_pending row pays for every index of its table. The indexes below serve API reads only:
  * nothing on the write path (the projector's statements, the mempool rules, reorg flips, the derived appliers and
  * their triggers) looks rows up through them; measured with pg_stat_user_indexes after importing a 10,000-block
- * generated chain with forks, microblock streams, a mempool and BNS (idx_scan 0 for each). `import-events` into an
- * empty database drops them before it appends anything and creates them again when everything is applied; an index
- * is only ever missing, never wrong, so an interrupted import leaves a slower API, not a different one, until the
- * next start-up creates what deferred_indexes still lists.
+ * generated chain with forks, microblock streams, a mempool and BNS (idx_scan 0 for each), and for the token and name
+ * indexes after a 30,000-block one. Without the indexes on a balance or an owner, the appliers' rewrites of those
+ * columns are heap-only updates. `import-events` into an empty database drops them before it appends anything and
+ * creates them again when everything is applied; an index is only ever missing, never wrong, so an interrupted import
+ * leaves a slower API, not a different one, until the next start-up creates what deferred_indexes still lists.
  *
  * Not deferred: unique indexes (they decide ON CONFLICT), and every index some write-path statement reads (by id,
  * block, sender/sponsor + nonce, microblock, contract call, recipient, the mempool's pending receipt time used by the
@@ -50,6 +51,14 @@ export const DEFERRABLE_INDEXES: readonly string[] = [
   'mempool_smart_contract',
   // an address's transaction page order
   'principal_txs_order',
+  // token holdings by owner and holders by balance (every balance or owner change rewrote their entries)
+  'nft_custody_owner',
+  'nft_custody_owner_v3',
+  'ft_balances_asset_balance',
+  'ft_balances_principal_v3',
+  'ft_balances_principal_name',
+  // a name by the tx that registered it
+  'bns_names_tx',
 ];
 
 /** Serialises deferring and restoring between processes (a service starting while an import ends). */
