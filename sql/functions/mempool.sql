@@ -256,8 +256,8 @@ $$;
 -- Returns the restored tx ids and those it had to insert (the reference's restoredTxs). The reference's steps are:
 -- every pruned mempool tx of the orphaned txs' payer+nonce groups comes back as pending; then the orphaned txs never
 -- seen in the mempool go in through mempool_insert_rows, whose replace-by-fee then drops again every loser of their
--- groups. Here the restored rows are only read first (in tx id order, as the reference's UPDATE by primary key returns
--- them), the insert runs, and the restoring UPDATE leaves out the rows that replace-by-fee has just left dropped: the
+-- groups. Here the restored rows are only read first (in tx id order: an UPDATE's RETURNING has no defined order), the
+-- insert runs, and the restoring UPDATE leaves out the rows that replace-by-fee has just left dropped: the
 -- same end state, without writing a row back to pending and at once to dropped again. On the generated chains one
 -- payer+nonce group (a fork miner's coinbase) gains a tx at every fork, so that round trip rewrote the whole group
 -- twice per orphaned block. The payer+nonce group is computed once (inside a WHERE it was evaluated for each pruned row
