@@ -1,7 +1,7 @@
 /** What the projector does for the database in the background as it applies messages: ANALYZE and VACUUM. */
 import type { Logger } from 'pino';
 import type { Sql } from '../store/sql.js';
-import { analyzeDatabase, vacuumMempool, autovacuumOff } from '../store/maintenance.js';
+import { analyzeDatabase, vacuumChurnedTables, autovacuumOff } from '../store/maintenance.js';
 
 /** applied messages between two background VACUUMs of mempool_txs and mempool_pending when autovacuum is off (the default) */
 export const VACUUM_EVERY = 20_000;
@@ -86,10 +86,10 @@ export class Maintenance {
       }
       if (!this.autovacuumOff) return;
       const started = performance.now();
-      await vacuumMempool(this.sql, both);
-      this.log.debug({ ms: Math.round(performance.now() - started), applied: this.messagesApplied(), both }, 'projector: vacuumed the mempool');
+      await vacuumChurnedTables(this.sql, both);
+      this.log.debug({ ms: Math.round(performance.now() - started), applied: this.messagesApplied(), both }, 'projector: vacuumed the mempool and deferred-row tables');
     })()
-      .catch((err: unknown) => this.log.warn({ err }, 'VACUUM mempool_txs failed'))
+      .catch((err: unknown) => this.log.warn({ err }, 'VACUUM of the mempool and deferred-row tables failed'))
       .finally(() => (this.vacuuming = false));
   }
 }

@@ -31,7 +31,7 @@ export async function autovacuumOff(sql: Sql): Promise<boolean> {
  * the end of the VACUUM: their space is reused by the next batches, and the truncation would wait up to 5 s for the
  * projector's lock.
  */
-export async function vacuumMempool(sql: Sql, all = true): Promise<void> {
+export async function vacuumChurnedTables(sql: Sql, all = true): Promise<void> {
   if (all) await sql`VACUUM mempool_txs, mempool_pending`;
   else await sql`VACUUM mempool_pending`;
   await sql`VACUUM (TRUNCATE false) derived_deferred, nft_custody_deferred`;
