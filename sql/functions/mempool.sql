@@ -282,11 +282,14 @@ BEGIN
     IF v_rows IS NOT NULL THEN v_came := (mempool_insert_rows(v_rows, p_tip, p_seq)).ids; END IF;
   END IF;
   IF cardinality(v_came) > 0 AND cardinality(v_restored) > 0 THEN
-    v_dropped := ARRAY(SELECT l.tx_id FROM mempool_rbf_losers(v_came, true) l WHERE l.tx_id = ANY(v_restored));
+    -- joins, not `= ANY` / `<> ALL`: both arrays hold a whole payer+nonce group, which can reach thousands of txs
+    -- (one miner losing fork after fork at the same nonce), and an array test per row made these steps quadratic
+    v_dropped := ARRAY(SELECT l.tx_id FROM mempool_rbf_losers(v_came, true) l JOIN unnest(v_restored) AS r(tx_id) USING (tx_id));
   END IF;
   IF cardinality(v_restored) > cardinality(v_dropped) THEN
-    UPDATE mempool_txs SET pruned = false, status = 'pending', replaced_by_tx_id = NULL
-    WHERE pruned AND tx_id = ANY(v_restored) AND tx_id <> ALL(v_dropped);
+    UPDATE mempool_txs m SET pruned = false, status = 'pending', replaced_by_tx_id = NULL
+    FROM (SELECT unnest(v_restored) EXCEPT SELECT unnest(v_dropped)) AS k(tx_id)
+    WHERE m.pruned AND m.tx_id = k.tx_id;
   END IF;
   RETURN v_restored || v_need;
 END
