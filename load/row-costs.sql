@@ -1,7 +1,7 @@
 -- What writing a chain's transactions and events costs PostgreSQL, row by row and statement by statement, on a
 -- database an import left (for example `npm run bench:import -- --file chain.tsv --keep`):
 --
---   psql "$DATABASE_URL" -f load/row-costs.sql
+--   psql "$DATABASE_URL" -f load/row-costs.sql -v deferrable="$(node load/deferrable-indexes.mjs)"
 --
 -- It takes the txs and events of 400 canonical blocks from the middle of the chain, deletes them and writes them again
 -- four ways, each timed, all inside one transaction that is rolled back (the database is left as it was):
@@ -9,9 +9,15 @@
 --   2. one such INSERT for all 400 blocks (what a set-based projector would do);
 --   3. COPY of the same rows (the fastest way PostgreSQL has to take rows);
 --   4. the JSON parsing alone, nothing written.
--- The indexes are the import's: those `import-events` defers (src/store/bulk-indexes.ts) are dropped inside the
--- transaction first; the triggers stay.
+-- The indexes are the import's: those `import-events` defers (DEFERRABLE_INDEXES of src/store/bulk-indexes.ts, which
+-- load/deferrable-indexes.mjs prints as an array literal for `-v deferrable=`) are dropped inside the transaction
+-- first; the triggers stay.
 \set ON_ERROR_STOP on
+\if :{?deferrable}
+\else
+  \echo 'usage: psql "$DATABASE_URL" -f load/row-costs.sql -v deferrable="$(node load/deferrable-indexes.mjs)"'
+  \quit
+\endif
 \pset pager off
 SELECT (max(block_height) / 2)::bigint AS lo FROM blocks WHERE canonical \gset
 BEGIN;
@@ -24,17 +30,9 @@ CREATE TEMP TABLE rc_json AS
   FROM (SELECT DISTINCT index_block_hash FROM rc_txs) b;
 SELECT count(*) AS blocks, (SELECT count(*) FROM rc_txs) AS txs, (SELECT count(*) FROM rc_events) AS events,
   (SELECT count(*) FROM pg_index WHERE indrelid = 'txs'::regclass) AS txs_indexes_before FROM rc_json;
-DO $$ DECLARE r record; BEGIN
-  FOR r IN SELECT i.indexrelid::regclass::text AS n FROM pg_index i
-    WHERE i.indrelid IN ('txs'::regclass, 'events'::regclass) AND NOT i.indisunique
-      AND i.indexrelid::regclass::text IN (SELECT name FROM deferred_indexes UNION SELECT unnest(ARRAY[
-        'txs_list_height', 'txs_list_burn_time', 'txs_list_fee', 'txs_list_type', 'txs_list_sender', 'txs_list_recipient',
-        'txs_list_contract_call', 'txs_list_function', 'txs_list_nonce', 'txs_sender', 'txs_sponsor', 'txs_smart_contract',
-        'txs_unanchored_sender', 'txs_unanchored_sponsor', 'txs_microblock_list', 'events_sender_height',
-        'events_recipient_height', 'events_locked_height', 'events_contract_height', 'events_stx_memo_recipient',
-        'events_asset', 'events_unanchored_recipient', 'events_unanchored_asset']))
-  LOOP EXECUTE format('DROP INDEX %I', r.n); END LOOP;
-END $$;
+SELECT format('DROP INDEX %I', i.indexrelid::regclass::text) FROM pg_index i
+  WHERE i.indrelid IN ('txs'::regclass, 'events'::regclass) AND NOT i.indisunique
+    AND i.indexrelid::regclass::text = ANY(:'deferrable'::text[]) \gexec
 SELECT count(*) AS txs_indexes_during_import FROM pg_index WHERE indrelid = 'txs'::regclass;
 DELETE FROM events e USING rc_json j WHERE e.index_block_hash = j.index_block_hash;
 DELETE FROM txs t USING rc_json j WHERE t.index_block_hash = j.index_block_hash;
