@@ -5,7 +5,9 @@
 --   * mempool_replace_by_fee (updateReplacedByFeeStatusForTxIds): for each payer+nonce group of the given txs, the
 --     winner is the newest canonically mined tx, else the highest-fee mempool tx; every other mempool tx of the group,
 --     pruned or not, becomes dropped_replace_by_fee, replaced by the winner. Run for the txs of every stored block
---     (canonical or not) and for txs entering the mempool.
+--     (canonical or not) and for txs entering the mempool. A loser that is not sponsored is stored lazy: its
+--     replacement is its group's row of mempool_rbf_winners, so a change of winner writes one row, not the group
+--     (sql/0150_mempool_rbf_winners.sql; the API reads it through mempool_replaced_by).
 --   * mempool_mined: both of the above for the txs of a block stored canonical, in one UPDATE.
 --   * mempool_restore (restoreMempoolTxs): txs orphaned by a reorg or a microblock fork come back as pending together
 --     with the mempool txs of the same payer and nonce; those never seen in the mempool are inserted from their mined
@@ -18,8 +20,10 @@
 -- projector.sql) except for the garbage collection, whose conditions are ranges.
 
 -- mempool_pending (sql/0145_mempool_pending.sql): the mempool txs that are not pruned, kept by statement triggers on
--- mempool_txs from each statement's new (or deleted) rows. No index of mempool_txs names a column the rules below
--- change, so their rewrites are heap-only updates; the pending reads go through mempool_pending's indexes.
+-- mempool_txs from each statement's new (or deleted) rows. The pending reads go through mempool_pending's indexes, and
+-- the indexes of mempool_txs name no column the rules below change but rbf_lazy (set once when a tx first loses
+-- replace-by-fee, cleared when it comes back) and receipt_time (rewritten when a tx comes back), so their other
+-- rewrites are heap-only updates.
 CREATE OR REPLACE FUNCTION mempool_pending_sync_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO mempool_pending (tx_id, receipt_time, receipt_block_height, sender_address, sponsor_address,
@@ -78,8 +82,22 @@ CREATE OR REPLACE FUNCTION mempool_same_nonce(p_ids text[]) RETURNS text[] LANGU
   SELECT COALESCE(array_agg(tx_id), '{}') FROM hit
 $$;
 
--- The group is computed once, before the UPDATE: called inside its WHERE, the STABLE mempool_same_nonce() was
--- evaluated again for every row the scan looked at. The rows are found by primary key.
+-- mempool_same_nonce(p_ids) but the lazy replace-by-fee losers (sql/0150), which are pruned: what prune may write.
+CREATE OR REPLACE FUNCTION mempool_same_nonce_not_lazy(p_ids text[]) RETURNS text[] LANGUAGE sql STABLE AS $$
+  WITH src AS (
+    SELECT DISTINCT CASE WHEN t.sponsored THEN COALESCE(t.sponsor_address, 'null') ELSE t.sender_address END AS address, t.nonce
+    FROM txs t WHERE t.tx_id = ANY(p_ids)
+  ), hit AS (
+    SELECT m.tx_id FROM mempool_txs m JOIN src s ON m.nonce = s.nonce AND m.sender_address = s.address WHERE NOT m.rbf_lazy
+    UNION SELECT m.tx_id FROM mempool_txs m JOIN src s ON m.nonce = s.nonce AND m.sponsor_address = s.address
+    UNION SELECT unnest(p_ids)
+  )
+  SELECT COALESCE(array_agg(tx_id), '{}') FROM hit
+$$;
+
+-- The group is computed once, before the UPDATE: called inside its WHERE, the STABLE lookup was evaluated again for
+-- every row the scan looked at. The rows are found by primary key. A lazy loser is pruned already, so the group's
+-- lazy txs are not read.
 CREATE OR REPLACE FUNCTION mempool_prune(p_ids text[]) RETURNS text[] LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
@@ -87,7 +105,7 @@ DECLARE
   v_group text[];
 BEGIN
   IF cardinality(p_ids) = 0 THEN RETURN '{}'; END IF;
-  v_group := mempool_same_nonce(p_ids);
+  v_group := mempool_same_nonce_not_lazy(p_ids);
   WITH u AS (
     UPDATE mempool_txs SET pruned = true, replaced_by_tx_id = NULL
     WHERE tx_id = ANY(v_group) AND pruned IS NOT TRUE
@@ -97,69 +115,152 @@ BEGIN
 END
 $$;
 
--- Replace-by-fee's decision for the payer+nonce groups of the given txs (from txs when p_from_mempool is false, from
--- mempool_txs when it is true): each mempool tx of a group that loses, with the group's winner (the newest
--- canonically mined tx of the group, else its highest-fee mempool tx, the newest first). It depends on fees, receipt
--- times and mined txs only, never on a row's pruned, status or replaced_by_tx_id, so it is the same before and after
--- any other rule's writes. A single SQL statement with no settings of its own, so the planner inlines it into the
--- statement that reads it.
+-- Replace-by-fee's groups for the given txs (from txs when p_from_mempool is false, from mempool_txs when it is
+-- true): each payer+nonce (the sponsor when sponsored) with its winner, the newest canonically mined tx of the group,
+-- else its highest-fee mempool tx (the newest first); NULL when the group has neither. The winner depends on fees,
+-- receipt times and mined txs only, never on a row's pruned, status, replaced_by_tx_id or rbf_lazy, so it is the same
+-- before and after any rule's writes.
 --
--- A payer+nonce is joined to mempool_txs and txs through a UNION of two joins (sponsor, sender), each using the whole
--- (address, nonce) index: with `nonce = … AND (sponsor = … OR sender = …)` the planner could use only the address half
--- of each index, so every call read all of a busy sender's rows (83,000 per sender on the 100,000-block generated
--- chain). A row matching both halves appears once, as with the OR.
-CREATE OR REPLACE FUNCTION mempool_rbf_losers(p_ids text[], p_from_mempool boolean)
-RETURNS TABLE (tx_id text, winner text) LANGUAGE sql STABLE AS $$
+-- Each winner is one index probe per side, whatever the size of the group: the mined tx through txs' (sender, nonce)
+-- and (sponsor, nonce) indexes, the highest fee through mempool_sender_nonce_fee and the sponsor's (sponsor, nonce)
+-- index. A payer+nonce is looked up as two probes (sponsor, sender) rather than `nonce = … AND (sponsor = … OR
+-- sender = …)`, for which the planner could use only the address half of each index (it then read every row of a busy
+-- sender: 83,000 on the 100,000-block generated chain).
+CREATE OR REPLACE FUNCTION mempool_rbf_groups(p_ids text[], p_from_mempool boolean)
+RETURNS TABLE (address text, nonce bigint, winner text) LANGUAGE sql STABLE AS $$
   WITH src AS (
     SELECT DISTINCT CASE WHEN t.sponsored THEN t.sponsor_address ELSE t.sender_address END AS address, t.nonce
     FROM txs t WHERE NOT p_from_mempool AND t.tx_id = ANY(p_ids)
     UNION
     SELECT DISTINCT CASE WHEN m.sponsored THEN m.sponsor_address ELSE m.sender_address END, m.nonce
     FROM mempool_txs m WHERE p_from_mempool AND m.tx_id = ANY(p_ids)
-  ), same AS (
-    SELECT m.tx_id, m.fee_rate, m.receipt_time, g.address, g.nonce
-    FROM mempool_txs m JOIN src g ON m.sponsor_address = g.address AND m.nonce = g.nonce
-    UNION
-    SELECT m.tx_id, m.fee_rate, m.receipt_time, g.address, g.nonce
-    FROM mempool_txs m JOIN src g ON m.sender_address = g.address AND m.nonce = g.nonce
-  ), candidates AS (
-    SELECT t.tx_id, t.block_height, t.microblock_sequence, t.tx_index, g.address, g.nonce
-    FROM txs t JOIN src g ON t.sponsor_address = g.address AND t.nonce = g.nonce
-    WHERE t.canonical AND t.microblock_canonical
-    UNION
-    SELECT t.tx_id, t.block_height, t.microblock_sequence, t.tx_index, g.address, g.nonce
-    FROM txs t JOIN src g ON t.sender_address = g.address AND t.nonce = g.nonce
-    WHERE t.canonical AND t.microblock_canonical
-  ), mined AS (
-    SELECT DISTINCT ON (address, nonce) tx_id, address, nonce
-    FROM candidates
-    ORDER BY address, nonce, block_height DESC, microblock_sequence DESC, tx_index DESC
-  ), fee AS (
-    SELECT DISTINCT ON (address, nonce) tx_id, address, nonce FROM same
-    ORDER BY address, nonce, fee_rate DESC, receipt_time DESC
-  ), win AS (
-    SELECT g.address, g.nonce, COALESCE(l.tx_id, h.tx_id) AS tx_id
-    FROM src g LEFT JOIN mined l USING (address, nonce) LEFT JOIN fee h USING (address, nonce)
   )
-  SELECT DISTINCT ON (s.tx_id) s.tx_id, w.tx_id
-  FROM same s JOIN win w USING (address, nonce) WHERE s.tx_id <> w.tx_id
-  ORDER BY s.tx_id
+  SELECT g.address, g.nonce, COALESCE(
+    (SELECT c.tx_id FROM (
+      (SELECT t.tx_id, t.block_height, t.microblock_sequence, t.tx_index FROM txs t
+       WHERE t.sender_address = g.address AND t.nonce = g.nonce AND t.canonical AND t.microblock_canonical
+       ORDER BY t.block_height DESC, t.microblock_sequence DESC, t.tx_index DESC LIMIT 1)
+      UNION ALL
+      (SELECT t.tx_id, t.block_height, t.microblock_sequence, t.tx_index FROM txs t
+       WHERE t.sponsor_address = g.address AND t.nonce = g.nonce AND t.canonical AND t.microblock_canonical
+       ORDER BY t.block_height DESC, t.microblock_sequence DESC, t.tx_index DESC LIMIT 1)
+    ) c ORDER BY c.block_height DESC, c.microblock_sequence DESC, c.tx_index DESC LIMIT 1),
+    (SELECT f.tx_id FROM (
+      (SELECT m.tx_id, m.fee_rate, m.receipt_time FROM mempool_txs m
+       WHERE m.sender_address = g.address AND m.nonce = g.nonce
+       ORDER BY m.fee_rate DESC, m.receipt_time DESC LIMIT 1)
+      UNION ALL
+      (SELECT m.tx_id, m.fee_rate, m.receipt_time FROM mempool_txs m
+       WHERE m.sponsor_address = g.address AND m.nonce = g.nonce
+       ORDER BY m.fee_rate DESC, m.receipt_time DESC LIMIT 1)
+    ) f ORDER BY f.fee_rate DESC, f.receipt_time DESC LIMIT 1))
+  FROM src g
 $$;
 
--- Every loser of mempool_rbf_losers becomes dropped_replace_by_fee, replaced by its group's winner (pruned or not);
--- the txs written.
-CREATE OR REPLACE FUNCTION mempool_replace_by_fee(p_ids text[], p_from_mempool boolean) RETURNS text[] LANGUAGE plpgsql
-SET plan_cache_mode = force_generic_plan AS $$
+-- replaced_by_tx_id as the API reads it: a lazy loser's is its sender+nonce group's winner (sql/0150).
+CREATE OR REPLACE FUNCTION mempool_replaced_by(p_lazy boolean, p_sender text, p_nonce bigint, p_replaced_by text)
+RETURNS text LANGUAGE sql STABLE AS $$
+  SELECT CASE WHEN p_lazy
+    THEN (SELECT w.winner FROM mempool_rbf_winners w WHERE w.address = p_sender AND w.nonce = p_nonce)
+    ELSE p_replaced_by END
+$$;
+
+-- Writes replace-by-fee's outcome for the given groups (address, nonce and winner side by side; a group without a
+-- winner left out), and, when p_prune, mempool_prune's for p_ids in the same UPDATE. Every mempool tx of a group but
+-- its winner ends pruned, dropped_replace_by_fee, replaced by the winner (a sponsored one in its own column, any other
+-- lazy: sql/0150); with p_prune, every other tx of mempool_prune's group that is pending ends pruned, status kept, no
+-- replacement. The txs written.
+--
+-- Lazy losers are not read: they are already pruned and dropped, and the winner's row of their group is what they
+-- answer. So the statements touch the group's winner row, the winner's own tx when it was a lazy loser (it keeps the
+-- replacement it had, written into its column before the group's winner changes), and the group's txs that are not
+-- lazy (new, revived, pending or sponsored ones), whatever the group's size. A group's mempool_rbf_winners row exists
+-- from the first time one of its losers is lazy.
+--
+-- `enable_seqscan = off`: the plan is made once per session, and an import starts with mempool_rbf_winners empty, for
+-- which a scan of the whole table is the cheapest plan; that plan stayed while the table grew (9 million rows read by
+-- 8,672 scans over a 10,000-block import). Every row these statements read has an index that finds it.
+CREATE OR REPLACE FUNCTION mempool_rbf_apply(p_addr text[], p_nonce bigint[], p_win text[], p_prune boolean, p_ids text[])
+RETURNS text[] LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 DECLARE v text[];
 BEGIN
-  IF cardinality(p_ids) = 0 THEN RETURN '{}'; END IF;
-  WITH u AS (
-    UPDATE mempool_txs m SET pruned = true, status = 'dropped_replace_by_fee', replaced_by_tx_id = p.winner
-    FROM mempool_rbf_losers(p_ids, p_from_mempool) p WHERE m.tx_id = p.tx_id
-      AND (NOT m.pruned OR m.status <> 'dropped_replace_by_fee' OR m.replaced_by_tx_id IS DISTINCT FROM p.winner)
-    RETURNING m.tx_id
-  ) SELECT COALESCE(array_agg(tx_id), '{}') INTO v FROM u;
+  IF cardinality(p_win) = 0 AND NOT p_prune THEN RETURN '{}'; END IF;
+  -- one statement (each UPDATE of mempool_txs runs mempool_pending's statement trigger); every CTE reads the tables as
+  -- they were before it, so `win`'s old_winner is the winner the group's lazy losers answered until now
+  WITH win AS (
+    SELECT w.address, w.nonce, w.winner, o.winner AS old_winner
+    FROM unnest(p_addr, p_nonce, p_win) AS w(address, nonce, winner)
+    LEFT JOIN mempool_rbf_winners o ON o.address = w.address AND o.nonce = w.nonce
+  ), same AS (
+    -- the groups' txs that are not lazy (a sponsored tx never is)
+    SELECT m.tx_id, g.winner FROM mempool_txs m JOIN win g ON m.sponsor_address = g.address AND m.nonce = g.nonce
+    UNION
+    SELECT m.tx_id, g.winner FROM mempool_txs m JOIN win g ON m.sender_address = g.address AND m.nonce = g.nonce
+    WHERE NOT m.rbf_lazy
+  ), loser AS (
+    SELECT DISTINCT ON (s.tx_id) s.tx_id, s.winner FROM same s WHERE s.tx_id <> s.winner ORDER BY s.tx_id
+  ), payer AS (
+    SELECT DISTINCT t.sponsored, t.sponsor_address, t.nonce FROM txs t WHERE p_prune AND t.tx_id = ANY(p_ids)
+  ), null_sponsor AS (
+    SELECT DISTINCT p.nonce FROM payer p WHERE p.sponsored AND p.sponsor_address IS NULL
+  ), grp AS (
+    -- with p_prune, prune's group (mempool_same_nonce(p_ids)) but its lazy txs, which are pruned already: the block's
+    -- txs are mined, so each of their groups has a winner and is in `same`
+    SELECT s.tx_id FROM same s WHERE p_prune
+    UNION SELECT m.tx_id FROM mempool_txs m JOIN null_sponsor n ON m.nonce = n.nonce AND m.sender_address = 'null'
+    UNION SELECT m.tx_id FROM mempool_txs m JOIN null_sponsor n ON m.nonce = n.nonce AND m.sponsor_address = 'null'
+    UNION SELECT x FROM unnest(p_ids) x WHERE p_prune
+  ), target AS (
+    -- a winner that was a lazy loser keeps the replacement it had (`keeps`), now in its own column; it is pruned, so
+    -- as a member of prune's group it would not be written
+    SELECT DISTINCT ON (t.tx_id) t.* FROM (
+      SELECT COALESCE(g.tx_id, l.tx_id) AS tx_id, l.winner, l.tx_id IS NOT NULL AS loses, NULL::text AS keeps
+      FROM grp g FULL JOIN loser l ON l.tx_id = g.tx_id
+      UNION ALL
+      SELECT m.tx_id, NULL, false, w.old_winner
+      FROM win w JOIN mempool_txs m ON m.tx_id = w.winner
+      WHERE m.rbf_lazy AND w.old_winner <> w.winner
+    ) t ORDER BY t.tx_id, t.keeps IS NULL
+  ), u AS (
+    UPDATE mempool_txs m
+    SET pruned = true,
+      status = CASE WHEN x.loses THEN 'dropped_replace_by_fee' ELSE m.status END,
+      replaced_by_tx_id = CASE WHEN x.keeps IS NOT NULL THEN x.keeps WHEN x.loses AND m.sponsor_address IS NOT NULL THEN x.winner END,
+      rbf_lazy = x.loses AND m.sponsor_address IS NULL
+    FROM target x
+    WHERE m.tx_id = x.tx_id
+      AND CASE WHEN x.keeps IS NOT NULL THEN true
+        WHEN x.loses THEN NOT m.pruned OR m.status <> 'dropped_replace_by_fee' OR m.rbf_lazy <> (m.sponsor_address IS NULL)
+          OR m.replaced_by_tx_id IS DISTINCT FROM CASE WHEN m.sponsor_address IS NOT NULL THEN x.winner END
+        ELSE NOT m.pruned END
+    RETURNING m.tx_id, m.rbf_lazy, m.sender_address, m.nonce
+  ), winners AS (
+    -- the group's winner row: changed where it exists, created when the group's first lazy loser is written
+    INSERT INTO mempool_rbf_winners AS o (address, nonce, winner)
+    SELECT w.address, w.nonce, w.winner FROM win w
+    WHERE w.old_winner <> w.winner
+      OR (w.old_winner IS NULL AND EXISTS (SELECT 1 FROM u WHERE u.rbf_lazy AND u.sender_address = w.address AND u.nonce = w.nonce))
+    ON CONFLICT (address, nonce) DO UPDATE SET winner = EXCLUDED.winner
+  )
+  SELECT COALESCE(array_agg(u.tx_id), '{}') INTO v FROM u;
   RETURN v;
+END
+$$;
+
+-- Replace-by-fee over the payer+nonce groups of the given txs (see mempool_rbf_apply); the txs written.
+CREATE OR REPLACE FUNCTION mempool_replace_by_fee(p_ids text[], p_from_mempool boolean) RETURNS text[] LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+  v_addr text[];
+  v_nonce bigint[];
+  v_win text[];
+BEGIN
+  IF cardinality(p_ids) = 0 THEN RETURN '{}'; END IF;
+  SELECT COALESCE(array_agg(g.address), '{}'), COALESCE(array_agg(g.nonce), '{}'), COALESCE(array_agg(g.winner), '{}')
+  INTO v_addr, v_nonce, v_win
+  FROM (SELECT * FROM mempool_rbf_groups(p_ids, p_from_mempool) OFFSET 0) g WHERE g.winner IS NOT NULL;
+  RETURN mempool_rbf_apply(v_addr, v_nonce, v_win, false, '{}');
 END
 $$;
 
@@ -201,7 +302,7 @@ BEGIN
   v_ids := ARRAY(SELECT r.tx_id FROM unnest(v_rows) WITH ORDINALITY AS r ORDER BY r.ordinality);
   v_first_time := (v_rows[1]).receipt_time;
   WITH u AS (
-    UPDATE mempool_txs m SET pruned = NOT m.pruned,
+    UPDATE mempool_txs m SET pruned = NOT m.pruned, rbf_lazy = false,
       status = CASE WHEN m.pruned THEN 'pending' ELSE m.status END,
       replaced_by_tx_id = CASE WHEN m.pruned THEN NULL ELSE m.replaced_by_tx_id END,
       receipt_block_height = CASE WHEN m.pruned THEN p_tip ELSE m.receipt_block_height END,
@@ -271,6 +372,9 @@ DECLARE
   v_group text[];
   v_came text[] := '{}';
   v_dropped text[] := '{}';
+  v_addr text[];
+  v_nonce bigint[];
+  v_win text[];
 BEGIN
   IF cardinality(p_ids) = 0 THEN RETURN '{}'; END IF;
   v_group := mempool_same_nonce(p_ids);
@@ -282,12 +386,20 @@ BEGIN
     IF v_rows IS NOT NULL THEN v_came := (mempool_insert_rows(v_rows, p_tip, p_seq)).ids; END IF;
   END IF;
   IF cardinality(v_came) > 0 AND cardinality(v_restored) > 0 THEN
+    -- the restored txs that lose a group replace-by-fee has just run over (any tx of the group but its winner);
     -- joins, not `= ANY` / `<> ALL`: both arrays hold a whole payer+nonce group, which can reach thousands of txs
     -- (one miner losing fork after fork at the same nonce), and an array test per row made these steps quadratic
-    v_dropped := ARRAY(SELECT l.tx_id FROM mempool_rbf_losers(v_came, true) l JOIN unnest(v_restored) AS r(tx_id) USING (tx_id));
+    SELECT COALESCE(array_agg(g.address), '{}'), COALESCE(array_agg(g.nonce), '{}'), COALESCE(array_agg(g.winner), '{}')
+    INTO v_addr, v_nonce, v_win
+    FROM (SELECT * FROM mempool_rbf_groups(v_came, true) OFFSET 0) g WHERE g.winner IS NOT NULL;
+    v_dropped := ARRAY(
+      SELECT DISTINCT m.tx_id FROM unnest(v_restored) AS r(tx_id) JOIN mempool_txs m ON m.tx_id = r.tx_id
+      JOIN unnest(v_addr, v_nonce, v_win) AS g(address, nonce, winner)
+        ON g.nonce = m.nonce AND (g.address = m.sender_address OR g.address = m.sponsor_address)
+      WHERE m.tx_id <> g.winner);
   END IF;
   IF cardinality(v_restored) > cardinality(v_dropped) THEN
-    UPDATE mempool_txs m SET pruned = false, status = 'pending', replaced_by_tx_id = NULL
+    UPDATE mempool_txs m SET pruned = false, status = 'pending', replaced_by_tx_id = NULL, rbf_lazy = false
     FROM (SELECT unnest(v_restored) EXCEPT SELECT unnest(v_dropped)) AS k(tx_id)
     WHERE m.pruned AND m.tx_id = k.tx_id;
   END IF;
@@ -322,79 +434,26 @@ BEGIN
 END
 $$;
 
--- mempool_prune(p_ids) then mempool_replace_by_fee(p_ids, false), in one UPDATE, for the txs of a block that is stored
--- canonical (project_block_fast); the caller holds the mempool lock. Pruning, then garbage-collecting, then running
--- replace-by-fee over the same groups looked the groups up twice and wrote a tx replaced by the mined one twice. Same
--- rows because: replace-by-fee's rows (its `same`) are a subset of prune's group (same payer+nonce lookup; prune's also
--- holds the ids themselves and treats a sponsored tx without sponsor as payer 'null'); replace-by-fee's winner and
--- losers depend only on fee_rate, receipt_time and mined txs, which prune does not change; after prune every row of
--- the group is pruned, so garbage collection (NOT pruned rows only) never touches a row of the group and runs after
--- both as well as between them. A loser's final state is replace-by-fee's; any other row of the group that was
--- pending ends pruned with status kept and no replacement, as prune leaves it.
---
--- Prune's group (mempool_same_nonce) is built in the same statement from replace-by-fee's own lookups: the block's
--- txs are read once, and the mempool rows of a payer+nonce once, where a separate mempool_same_nonce() call read
--- both again (a third of the buffers this function reads per block). For a payer that is not null the group's lookup
--- is `same`'s; a sponsored tx without sponsor, whose payer is null for replace-by-fee and 'null' for prune, adds the
--- mempool rows whose sender or sponsor is 'null' at its nonce, as mempool_same_nonce does.
+-- mempool_prune(p_ids) then mempool_replace_by_fee(p_ids, false), in one UPDATE (mempool_rbf_apply with p_prune), for
+-- the txs of a block that is stored canonical (project_block_fast); the caller holds the mempool lock. Pruning, then
+-- garbage-collecting, then running replace-by-fee over the same groups looked the groups up twice and wrote a tx
+-- replaced by the mined one twice. Same rows because: replace-by-fee's rows are a subset of prune's group (same
+-- payer+nonce lookup; prune's also holds the ids themselves and treats a sponsored tx without sponsor as payer
+-- 'null'); replace-by-fee's winner and losers depend only on fee_rate, receipt_time and mined txs, which prune does not
+-- change; after prune every row of the group is pruned, so garbage collection (NOT pruned rows only) never touches a
+-- row of the group and runs after both as well as between them. A loser's final state is replace-by-fee's; any other
+-- row of the group that was pending ends pruned with status kept and no replacement, as prune leaves it.
 CREATE OR REPLACE FUNCTION mempool_mined(p_ids text[]) RETURNS void LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+  v_addr text[];
+  v_nonce bigint[];
+  v_win text[];
 BEGIN
   IF cardinality(p_ids) = 0 THEN RETURN; END IF;
-  WITH payer AS (
-    SELECT DISTINCT t.sponsored, t.sponsor_address, t.sender_address, t.nonce FROM txs t WHERE t.tx_id = ANY(p_ids)
-  ), src AS (
-    SELECT DISTINCT CASE WHEN p.sponsored THEN p.sponsor_address ELSE p.sender_address END AS address, p.nonce
-    FROM payer p
-  ), null_sponsor AS (
-    SELECT DISTINCT p.nonce FROM payer p WHERE p.sponsored AND p.sponsor_address IS NULL
-  ), same AS (
-    SELECT m.tx_id, m.fee_rate, m.receipt_time, g.address, g.nonce
-    FROM mempool_txs m JOIN src g ON m.sponsor_address = g.address AND m.nonce = g.nonce
-    UNION
-    SELECT m.tx_id, m.fee_rate, m.receipt_time, g.address, g.nonce
-    FROM mempool_txs m JOIN src g ON m.sender_address = g.address AND m.nonce = g.nonce
-  ), candidates AS (
-    SELECT t.tx_id, t.block_height, t.microblock_sequence, t.tx_index, g.address, g.nonce
-    FROM txs t JOIN src g ON t.sponsor_address = g.address AND t.nonce = g.nonce
-    WHERE t.canonical AND t.microblock_canonical
-    UNION
-    SELECT t.tx_id, t.block_height, t.microblock_sequence, t.tx_index, g.address, g.nonce
-    FROM txs t JOIN src g ON t.sender_address = g.address AND t.nonce = g.nonce
-    WHERE t.canonical AND t.microblock_canonical
-  ), mined AS (
-    SELECT DISTINCT ON (address, nonce) tx_id, address, nonce
-    FROM candidates
-    ORDER BY address, nonce, block_height DESC, microblock_sequence DESC, tx_index DESC
-  ), fee AS (
-    SELECT DISTINCT ON (address, nonce) tx_id, address, nonce FROM same
-    ORDER BY address, nonce, fee_rate DESC, receipt_time DESC
-  ), win AS (
-    SELECT g.address, g.nonce, COALESCE(l.tx_id, h.tx_id) AS tx_id
-    FROM src g LEFT JOIN mined l USING (address, nonce) LEFT JOIN fee h USING (address, nonce)
-  ), loser AS (
-    SELECT DISTINCT ON (s.tx_id) s.tx_id, w.tx_id AS winner
-    FROM same s JOIN win w USING (address, nonce) WHERE s.tx_id <> w.tx_id
-    ORDER BY s.tx_id
-  ), grp AS (
-    -- prune's group: mempool_same_nonce(p_ids)
-    SELECT s.tx_id FROM same s
-    UNION SELECT m.tx_id FROM mempool_txs m JOIN null_sponsor n ON m.nonce = n.nonce AND m.sender_address = 'null'
-    UNION SELECT m.tx_id FROM mempool_txs m JOIN null_sponsor n ON m.nonce = n.nonce AND m.sponsor_address = 'null'
-    UNION SELECT unnest(p_ids)
-  ), target AS (
-    -- prune's group, each row with its replace-by-fee winner when it loses (losers are in the group; joined in full all the same)
-    SELECT COALESCE(g.tx_id, l.tx_id) AS tx_id, l.winner, l.tx_id IS NOT NULL AS loses
-    FROM grp g FULL JOIN loser l ON l.tx_id = g.tx_id
-  )
-  UPDATE mempool_txs m
-  SET pruned = true,
-    status = CASE WHEN x.loses THEN 'dropped_replace_by_fee' ELSE m.status END,
-    replaced_by_tx_id = x.winner
-  FROM target x
-  WHERE m.tx_id = x.tx_id
-    AND CASE WHEN x.loses
-      THEN NOT m.pruned OR m.status <> 'dropped_replace_by_fee' OR m.replaced_by_tx_id IS DISTINCT FROM x.winner
-      ELSE NOT m.pruned END;
+  SELECT COALESCE(array_agg(g.address), '{}'), COALESCE(array_agg(g.nonce), '{}'), COALESCE(array_agg(g.winner), '{}')
+  INTO v_addr, v_nonce, v_win
+  FROM (SELECT * FROM mempool_rbf_groups(p_ids, false) OFFSET 0) g WHERE g.winner IS NOT NULL;
+  PERFORM mempool_rbf_apply(v_addr, v_nonce, v_win, true, p_ids);
 END
 $$;

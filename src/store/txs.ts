@@ -94,17 +94,20 @@ export async function minedTx(sql: Sql, txId: string, max: number): Promise<TxDb
   return row;
 }
 
+/** A mempool row's replacement: a lazy replace-by-fee loser's is its group's winner (sql/0150_mempool_rbf_winners.sql). */
+export const REPLACED_BY = 'mempool_replaced_by(x.rbf_lazy, x.sender_address, x.nonce, x.replaced_by_tx_id) AS replaced_by_tx_id';
+
 /** A mempool row (pending or pruned: mined, dropped, replaced). */
 export async function mempoolTx(sql: Sql, txId: string): Promise<MempoolDbRow | undefined> {
   const [row] = await sql<MempoolDbRow[]>`
-    SELECT x.tx_id, x.api, x.status, x.replaced_by_tx_id, x.receipt_time, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ${txId}`;
+    SELECT x.tx_id, x.api, x.status, ${sql.unsafe(REPLACED_BY)}, x.receipt_time, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ${txId}`;
   return row;
 }
 
 /** Mempool rows of these ids (any state). */
 export async function mempoolTxs(sql: Sql, txIds: string[]): Promise<MempoolDbRow[]> {
   if (!txIds.length) return [];
-  return sql<MempoolDbRow[]>`SELECT x.tx_id, x.api, x.status, x.replaced_by_tx_id, x.receipt_time, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ANY(${txIds})`;
+  return sql<MempoolDbRow[]>`SELECT x.tx_id, x.api, x.status, ${sql.unsafe(REPLACED_BY)}, x.receipt_time, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ANY(${txIds})`;
 }
 
 export interface TxsByIds {
@@ -179,7 +182,7 @@ export async function pendingMempool(
     ? sql`(COUNT(*) OVER())::int`
     : sql`(SELECT COUNT(*)::int FROM mempool_pending)`;
   const rows = await sql<(MempoolDbRow & { total: number })[]>`
-    SELECT x.tx_id, x.api, x.status, x.replaced_by_tx_id, x.receipt_time, ${sql.unsafe(ABI_SUBQUERY)}, ${totalExpr} AS total
+    SELECT x.tx_id, x.api, x.status, ${sql.unsafe(REPLACED_BY)}, x.receipt_time, ${sql.unsafe(ABI_SUBQUERY)}, ${totalExpr} AS total
     FROM ${from}
     WHERE ${pendingCond} ${addrCond} ${senderCond} ${recipientCond}
     ORDER BY ${key} ${dir}, x.seq ASC, x.tx_id ASC

@@ -22,7 +22,8 @@ export async function dumpDatabase(sql: Sql): Promise<Record<string, readonly un
     events: await sql`SELECT * FROM events ORDER BY tx_id, index_block_hash, microblock_hash, event_index`,
     miner_rewards: await sql`SELECT * FROM miner_rewards ORDER BY index_block_hash, from_index_block_hash, recipient, reward_index`,
     mempool_txs: await sql`
-      SELECT tx_id, raw_tx, status, pruned, replaced_by_tx_id, receipt_block_height, seq
+      SELECT tx_id, raw_tx, status, pruned,
+        mempool_replaced_by(rbf_lazy, sender_address, nonce, replaced_by_tx_id) AS replaced_by_tx_id, receipt_block_height, seq
       FROM mempool_txs ORDER BY tx_id`,
     // the pending rows of mempool_txs (kept by its triggers), receipt time left out as there
     mempool_pending: await sql`

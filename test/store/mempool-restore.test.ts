@@ -19,7 +19,8 @@ const CHECKED_RESTORE = `
 CREATE TABLE restore_checks (n bigserial, same_state boolean, same_ids boolean, restored int, dropped_again int);
 
 CREATE FUNCTION mempool_state() RETURNS text LANGUAGE sql AS $f$
-  SELECT md5(COALESCE(string_agg(tx_id || ':' || status || ':' || pruned || ':' || COALESCE(replaced_by_tx_id, '-') || ':' ||
+  SELECT md5(COALESCE(string_agg(tx_id || ':' || status || ':' || pruned || ':' || rbf_lazy || ':' ||
+    COALESCE(mempool_replaced_by(rbf_lazy, sender_address, nonce, replaced_by_tx_id), '-') || ':' ||
     receipt_time || ':' || receipt_block_height || ':' || seq, ',' ORDER BY tx_id), '')) FROM mempool_txs
 $f$;
 
@@ -37,7 +38,7 @@ DECLARE
 BEGIN
   BEGIN
     WITH u AS (
-      UPDATE mempool_txs SET pruned = false, status = 'pending', replaced_by_tx_id = NULL
+      UPDATE mempool_txs SET pruned = false, status = 'pending', replaced_by_tx_id = NULL, rbf_lazy = false
       WHERE pruned AND tx_id = ANY(mempool_same_nonce(p_ids))
       RETURNING tx_id
     ) SELECT COALESCE(array_agg(tx_id), '{}') INTO v_restored FROM u;

@@ -25,7 +25,7 @@ import { burnBlockByRef } from '../../src/store/burn-blocks.js';
 import { microblockByHash, microblockPage } from '../../src/store/microblocks.js';
 import { v1BlockExtras } from '../../src/store/blocks.js';
 import { BLOCK_COLUMNS, type BlockDbRow } from '../../src/store/block-columns.js';
-import { ABI_SUBQUERY, TX_COLUMNS, txEvents, type MempoolDbRow, type TxDbRow } from '../../src/store/txs.js';
+import { ABI_SUBQUERY, REPLACED_BY, TX_COLUMNS, txEvents, type MempoolDbRow, type TxDbRow } from '../../src/store/txs.js';
 import type { MicroblockDbRow } from '../../src/store/microblocks.js';
 import type { Sql } from '../../src/store/sql.js';
 
@@ -50,7 +50,7 @@ async function txRow(sql: Sql, txId: string, indexBlockHash: string, microblockH
 
 async function mempoolRow(sql: Sql, txId: string): Promise<MempoolDbRow> {
   const [row] = await sql<MempoolDbRow[]>`
-    SELECT x.tx_id, x.api, x.status, x.replaced_by_tx_id, x.receipt_time, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ${txId}`;
+    SELECT x.tx_id, x.api, x.status, ${sql.unsafe(REPLACED_BY)}, x.receipt_time, ${sql.unsafe(ABI_SUBQUERY)} FROM mempool_txs x WHERE x.tx_id = ${txId}`;
   expect(row, `mempool tx ${txId} is stored`).toBeDefined();
   return row;
 }
