@@ -361,15 +361,17 @@ $$;
 -- insert runs, and the restoring UPDATE leaves out the rows that replace-by-fee has just left dropped: the
 -- same end state, without writing a row back to pending and at once to dropped again. On the generated chains one
 -- payer+nonce group (a fork miner's coinbase) gains a tx at every fork, so that round trip rewrote the whole group
--- twice per orphaned block. The payer+nonce group is computed once (inside a WHERE it was evaluated for each pruned row
--- the scan looked at).
+-- twice per orphaned block. The group's pruned rows are read once (their ids, payers and nonce), where the group's
+-- ids, then its pruned rows, then the losers among them were three reads of the group.
 CREATE OR REPLACE FUNCTION mempool_restore(p_ids text[], p_tip bigint, p_seq bigint) RETURNS text[] LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   v_restored text[];
+  v_r_sender text[];
+  v_r_sponsor text[];
+  v_r_nonce bigint[];
   v_need text[];
   v_rows json;
-  v_group text[];
   v_came text[] := '{}';
   v_dropped text[] := '{}';
   v_addr text[];
@@ -377,8 +379,22 @@ DECLARE
   v_win text[];
 BEGIN
   IF cardinality(p_ids) = 0 THEN RETURN '{}'; END IF;
-  v_group := mempool_same_nonce(p_ids);
-  v_restored := ARRAY(SELECT m.tx_id FROM mempool_txs m WHERE m.pruned AND m.tx_id = ANY(v_group) ORDER BY m.tx_id);
+  -- the pruned txs of mempool_same_nonce(p_ids), read once with what the re-dropped ones are told apart by
+  WITH src AS (
+    SELECT DISTINCT CASE WHEN t.sponsored THEN COALESCE(t.sponsor_address, 'null') ELSE t.sender_address END AS address, t.nonce
+    FROM txs t WHERE t.tx_id = ANY(p_ids)
+  ), hit AS (
+    SELECT m.tx_id, m.sender_address, m.sponsor_address, m.nonce
+    FROM mempool_txs m JOIN src s ON m.nonce = s.nonce AND m.sender_address = s.address WHERE m.pruned
+    UNION SELECT m.tx_id, m.sender_address, m.sponsor_address, m.nonce
+    FROM mempool_txs m JOIN src s ON m.nonce = s.nonce AND m.sponsor_address = s.address WHERE m.pruned
+    UNION SELECT m.tx_id, m.sender_address, m.sponsor_address, m.nonce
+    FROM mempool_txs m WHERE m.tx_id = ANY(p_ids) AND m.pruned
+  )
+  SELECT COALESCE(array_agg(h.tx_id ORDER BY h.tx_id), '{}'), array_agg(h.sender_address ORDER BY h.tx_id),
+    array_agg(h.sponsor_address ORDER BY h.tx_id), array_agg(h.nonce ORDER BY h.tx_id)
+  INTO v_restored, v_r_sender, v_r_sponsor, v_r_nonce
+  FROM hit h;
   v_need := ARRAY(SELECT DISTINCT x FROM unnest(p_ids) x WHERE x <> ALL(v_restored) ORDER BY x);
   IF cardinality(v_need) > 0 THEN
     v_rows := mempool_rows_of_mined(v_need);
@@ -393,10 +409,10 @@ BEGIN
     INTO v_addr, v_nonce, v_win
     FROM (SELECT * FROM mempool_rbf_groups(v_came, true) OFFSET 0) g WHERE g.winner IS NOT NULL;
     v_dropped := ARRAY(
-      SELECT DISTINCT m.tx_id FROM unnest(v_restored) AS r(tx_id) JOIN mempool_txs m ON m.tx_id = r.tx_id
+      SELECT DISTINCT r.tx_id FROM unnest(v_restored, v_r_sender, v_r_sponsor, v_r_nonce) AS r(tx_id, sender, sponsor, nonce)
       JOIN unnest(v_addr, v_nonce, v_win) AS g(address, nonce, winner)
-        ON g.nonce = m.nonce AND (g.address = m.sender_address OR g.address = m.sponsor_address)
-      WHERE m.tx_id <> g.winner);
+        ON g.nonce = r.nonce AND (g.address = r.sender OR g.address = r.sponsor)
+      WHERE r.tx_id <> g.winner);
   END IF;
   IF cardinality(v_restored) > cardinality(v_dropped) THEN
     UPDATE mempool_txs m SET pruned = false, status = 'pending', replaced_by_tx_id = NULL, rbf_lazy = false
