@@ -165,8 +165,8 @@ RETURNS text LANGUAGE sql STABLE AS $$
     ELSE p_replaced_by END
 $$;
 
--- Writes replace-by-fee's outcome for the given groups (address, nonce and winner side by side; a group without a
--- winner left out), and, when p_prune, mempool_prune's for p_ids in the same UPDATE. Every mempool tx of a group but
+-- Writes replace-by-fee's outcome for the payer+nonce groups of p_ids (mempool_rbf_groups; a group without a winner
+-- has no loser), and, when p_prune, mempool_prune's for p_ids in the same UPDATE. Every mempool tx of a group but
 -- its winner ends pruned, dropped_replace_by_fee, replaced by the winner (a sponsored one in its own column, any other
 -- lazy: sql/0150); with p_prune, every other tx of mempool_prune's group that is pending ends pruned, status kept, no
 -- replacement. The txs written.
@@ -180,17 +180,26 @@ $$;
 -- `enable_seqscan = off`: the plan is made once per session, and an import starts with mempool_rbf_winners empty, for
 -- which a scan of the whole table is the cheapest plan; that plan stayed while the table grew (9 million rows read by
 -- 8,672 scans over a 10,000-block import). Every row these statements read has an index that finds it.
-CREATE OR REPLACE FUNCTION mempool_rbf_apply(p_addr text[], p_nonce bigint[], p_win text[], p_prune boolean, p_ids text[])
+CREATE OR REPLACE FUNCTION mempool_rbf_apply(p_ids text[], p_from_mempool boolean, p_prune boolean)
 RETURNS text[] LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
-DECLARE v text[];
+DECLARE
+  v text[];
+  v_addr text[];
+  v_nonce bigint[];
+  v_win text[];
 BEGIN
-  IF cardinality(p_win) = 0 AND NOT p_prune THEN RETURN '{}'; END IF;
+  IF cardinality(p_ids) = 0 THEN RETURN '{}'; END IF;
+  -- each group's winner computed once (OFFSET 0: not again for each place the statement below reads it)
+  SELECT COALESCE(array_agg(g.address), '{}'), COALESCE(array_agg(g.nonce), '{}'), COALESCE(array_agg(g.winner), '{}')
+  INTO v_addr, v_nonce, v_win
+  FROM (SELECT * FROM mempool_rbf_groups(p_ids, p_from_mempool) OFFSET 0) g WHERE g.winner IS NOT NULL;
+  IF cardinality(v_win) = 0 AND NOT p_prune THEN RETURN '{}'; END IF;
   -- one statement (each UPDATE of mempool_txs runs mempool_pending's statement trigger); every CTE reads the tables as
   -- they were before it, so `win`'s old_winner is the winner the group's lazy losers answered until now
   WITH win AS (
     SELECT w.address, w.nonce, w.winner, o.winner AS old_winner
-    FROM unnest(p_addr, p_nonce, p_win) AS w(address, nonce, winner)
+    FROM unnest(v_addr, v_nonce, v_win) AS w(address, nonce, winner)
     LEFT JOIN mempool_rbf_winners o ON o.address = w.address AND o.nonce = w.nonce
   ), same AS (
     -- the groups' txs that are not lazy (a sponsored tx never is)
@@ -248,20 +257,9 @@ BEGIN
 END
 $$;
 
--- Replace-by-fee over the payer+nonce groups of the given txs (see mempool_rbf_apply); the txs written.
-CREATE OR REPLACE FUNCTION mempool_replace_by_fee(p_ids text[], p_from_mempool boolean) RETURNS text[] LANGUAGE plpgsql
-SET plan_cache_mode = force_generic_plan AS $$
-DECLARE
-  v_addr text[];
-  v_nonce bigint[];
-  v_win text[];
-BEGIN
-  IF cardinality(p_ids) = 0 THEN RETURN '{}'; END IF;
-  SELECT COALESCE(array_agg(g.address), '{}'), COALESCE(array_agg(g.nonce), '{}'), COALESCE(array_agg(g.winner), '{}')
-  INTO v_addr, v_nonce, v_win
-  FROM (SELECT * FROM mempool_rbf_groups(p_ids, p_from_mempool) OFFSET 0) g WHERE g.winner IS NOT NULL;
-  RETURN mempool_rbf_apply(v_addr, v_nonce, v_win, false, '{}');
-END
+-- Replace-by-fee over the payer+nonce groups of the given txs (mempool_rbf_apply); the txs written.
+CREATE OR REPLACE FUNCTION mempool_replace_by_fee(p_ids text[], p_from_mempool boolean) RETURNS text[] LANGUAGE sql AS $$
+  SELECT mempool_rbf_apply(p_ids, p_from_mempool, false)
 $$;
 
 -- p_rows: mempool_txs rows as JSON (without receipt_block_height, status, pruned, replaced_by_tx_id, seq), in the
@@ -459,17 +457,6 @@ $$;
 -- change; after prune every row of the group is pruned, so garbage collection (NOT pruned rows only) never touches a
 -- row of the group and runs after both as well as between them. A loser's final state is replace-by-fee's; any other
 -- row of the group that was pending ends pruned with status kept and no replacement, as prune leaves it.
-CREATE OR REPLACE FUNCTION mempool_mined(p_ids text[]) RETURNS void LANGUAGE plpgsql
-SET plan_cache_mode = force_generic_plan AS $$
-DECLARE
-  v_addr text[];
-  v_nonce bigint[];
-  v_win text[];
-BEGIN
-  IF cardinality(p_ids) = 0 THEN RETURN; END IF;
-  SELECT COALESCE(array_agg(g.address), '{}'), COALESCE(array_agg(g.nonce), '{}'), COALESCE(array_agg(g.winner), '{}')
-  INTO v_addr, v_nonce, v_win
-  FROM (SELECT * FROM mempool_rbf_groups(p_ids, false) OFFSET 0) g WHERE g.winner IS NOT NULL;
-  PERFORM mempool_rbf_apply(v_addr, v_nonce, v_win, true, p_ids);
-END
+CREATE OR REPLACE FUNCTION mempool_mined(p_ids text[]) RETURNS void LANGUAGE sql AS $$
+  SELECT mempool_rbf_apply(p_ids, false, true)
 $$;
