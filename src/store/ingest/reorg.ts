@@ -12,7 +12,8 @@ export async function setCanonical(tx: Tx, blocks: string[], canonical: boolean)
   await tx`UPDATE blocks SET canonical = ${canonical} WHERE index_block_hash = ANY(${blocks})`;
   await tx`UPDATE txs SET canonical = ${canonical} WHERE index_block_hash = ANY(${blocks})`;
   await tx`UPDATE events SET canonical = ${canonical} WHERE index_block_hash = ANY(${blocks})`;
-  await tx`UPDATE microblocks SET canonical = ${canonical} WHERE index_block_hash = ANY(${blocks})`;
+  // `<> ''`: what lets the plan use microblocks_anchored (sql/0151), which leaves the unconfirmed rows out
+  await tx`UPDATE microblocks SET canonical = ${canonical} WHERE index_block_hash = ANY(${blocks}) AND index_block_hash <> ''`;
   await tx`UPDATE miner_rewards SET canonical = ${canonical} WHERE index_block_hash = ANY(${blocks})`;
 }
 
