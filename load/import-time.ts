@@ -1,7 +1,7 @@
 /**
  * How long an import takes, next to what this machine can do at best (its floor), measured in the same run.
  *
- *   npm run bench:import -- --file F.tsv [--run 'name=command with {file} and {db}'] … [--floor] [--keep]
+ *   npm run bench:import -- --file F.tsv [--run 'name=command with {file} and {db}'] … [--floor] [--reference] [--keep]
  *
  * Each run gets a fresh, empty PostgreSQL database ({db} is its URL, {file} the file's absolute path; the command runs
  * under bash). Without --run, the run is stacks-pulse's own `import-events` into a fresh database. --floor measures
@@ -10,6 +10,10 @@
  * column). For each run it prints the wall time, its ratio to the floor, the CPU time of the command's processes and
  * of its database's backends, and the peak RSS of the command's processes. The machine may be shared: the CPU times
  * say what the work cost whatever the load.
+ *
+ * --reference: the reference's own `import-events` (archival mode) into a fresh database too, after the other runs, and
+ * how many times longer it took than stacks-pulse's (scripts/refdiff/import.sh; the reference built as
+ * scripts/refdiff/README.md says).
  *
  * --table-floor: what writing the tables an import leaves costs PostgreSQL at best, whatever computes them. The first
  * run's database is dumped (data only), and the dump restored into a fresh, migrated database (every index of the
@@ -242,6 +246,7 @@ async function main(argv: string[]): Promise<void> {
   let floor = false;
   let tableFloor = false;
   let keep = false;
+  let reference = false;
   const args = new ArgReader(argv);
   for (let a = args.next(); a !== undefined; a = args.next()) {
     switch (a) {
@@ -264,8 +269,11 @@ async function main(argv: string[]): Promise<void> {
       case '--keep':
         keep = true;
         break;
+      case '--reference':
+        reference = true;
+        break;
       case '--help':
-        process.stdout.write(`usage: npm run bench:import -- --file F.tsv [--run 'name=command with {file} and {db}'] … [--floor] [--table-floor] [--keep]\n`);
+        process.stdout.write(`usage: npm run bench:import -- --file F.tsv [--run 'name=command with {file} and {db}'] … [--floor] [--table-floor] [--reference] [--keep]\n`);
         return;
       default:
         throw new Error(`unknown option ${a}`);
@@ -277,6 +285,7 @@ async function main(argv: string[]): Promise<void> {
     const main = path.join(REPO_ROOT, 'dist/src/main.js');
     runs.push({ name: 'stacks-pulse', command: `DATABASE_URL={db} LOG_LEVEL=warn ${quote(process.execPath)} ${quote(main)} import-events --file {file}` });
   }
+  if (reference) runs.push({ name: 'reference', command: `${quote(path.join(REPO_ROOT, 'scripts/refdiff/import.sh'))} {file} {db}` });
   const adminUrl = DEFAULT_ADMIN_URL;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   const results: Measured[] = [];
@@ -313,6 +322,9 @@ async function main(argv: string[]): Promise<void> {
     const ratio = floorS !== undefined && !m.name.startsWith('floor') ? (m.wallS / floorS).toFixed(2) : '';
     lines.push(row([m.name, m.wallS.toFixed(1), ratio, m.cpuS.toFixed(1), m.dbCpuS.toFixed(1), `${m.peakRssMb.toFixed(0)} MB`, String(m.code)], widths));
   }
+  const ours = results.find((m) => m.name === 'stacks-pulse' && m.code === 0);
+  const ref = results.find((m) => m.name === 'reference' && m.code === 0);
+  if (ours && ref) lines.push(`the reference's wall time is ${(ref.wallS / ours.wallS).toFixed(1)}× stacks-pulse's`);
   process.stdout.write(lines.join('\n') + '\n');
   process.stdout.write(JSON.stringify({ file, floor_s: floorS, runs: results }) + '\n');
   if (results.some((m) => m.code !== 0)) process.exitCode = 1;
