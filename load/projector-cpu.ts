@@ -130,7 +130,7 @@ async function main(argv: string[]) {
           for (const text of variants[v].sql) await (tx as unknown as Sql).unsafe(text);
         });
         // what the previous round rolled back leaves dead rows and index entries behind: every round starts clean
-        await sql`VACUUM`;
+        await sql`VACUUM (INDEX_CLEANUP ON)`;
         const target = variants[v].target;
         if (target !== undefined) await analyzeDatabase(sql, target);
         const buffersBefore = await buffers();
