@@ -69,30 +69,25 @@ CREATE OR REPLACE FUNCTION tip_burn_height_set(p_height bigint) RETURNS void LAN
   ON CONFLICT (id) DO UPDATE SET tip_burn_block_height = EXCLUDED.tip_burn_block_height
 $$;
 
--- The given tx ids plus every mempool tx with the same payer (sponsor when sponsored) and nonce as one of them.
-CREATE OR REPLACE FUNCTION mempool_same_nonce(p_ids text[]) RETURNS text[] LANGUAGE sql STABLE AS $$
+-- The mempool txs with the same payer (the sponsor when sponsored) and nonce as one of the given txs. Inlined where it
+-- is read, so a caller's filter applies inside each branch: with `NOT rbf_lazy`, the sender's branch reads
+-- mempool_sender_nonce_explicit and skips a group's lazy losers (sql/0150).
+CREATE OR REPLACE FUNCTION mempool_same_nonce_rows(p_ids text[])
+RETURNS TABLE (tx_id text, sender_address text, sponsor_address text, nonce bigint, pruned boolean, rbf_lazy boolean)
+LANGUAGE sql STABLE AS $$
   WITH src AS (
     SELECT DISTINCT CASE WHEN t.sponsored THEN COALESCE(t.sponsor_address, 'null') ELSE t.sender_address END AS address, t.nonce
     FROM txs t WHERE t.tx_id = ANY(p_ids)
-  ), hit AS (
-    SELECT m.tx_id FROM mempool_txs m JOIN src s ON m.nonce = s.nonce AND m.sender_address = s.address
-    UNION SELECT m.tx_id FROM mempool_txs m JOIN src s ON m.nonce = s.nonce AND m.sponsor_address = s.address
-    UNION SELECT unnest(p_ids)
   )
-  SELECT COALESCE(array_agg(tx_id), '{}') FROM hit
+  SELECT m.tx_id, m.sender_address, m.sponsor_address, m.nonce, m.pruned, m.rbf_lazy
+  FROM mempool_txs m JOIN src s ON m.nonce = s.nonce AND m.sender_address = s.address
+  UNION SELECT m.tx_id, m.sender_address, m.sponsor_address, m.nonce, m.pruned, m.rbf_lazy
+  FROM mempool_txs m JOIN src s ON m.nonce = s.nonce AND m.sponsor_address = s.address
 $$;
 
--- mempool_same_nonce(p_ids) but the lazy replace-by-fee losers (sql/0150), which are pruned: what prune may write.
-CREATE OR REPLACE FUNCTION mempool_same_nonce_not_lazy(p_ids text[]) RETURNS text[] LANGUAGE sql STABLE AS $$
-  WITH src AS (
-    SELECT DISTINCT CASE WHEN t.sponsored THEN COALESCE(t.sponsor_address, 'null') ELSE t.sender_address END AS address, t.nonce
-    FROM txs t WHERE t.tx_id = ANY(p_ids)
-  ), hit AS (
-    SELECT m.tx_id FROM mempool_txs m JOIN src s ON m.nonce = s.nonce AND m.sender_address = s.address WHERE NOT m.rbf_lazy
-    UNION SELECT m.tx_id FROM mempool_txs m JOIN src s ON m.nonce = s.nonce AND m.sponsor_address = s.address
-    UNION SELECT unnest(p_ids)
-  )
-  SELECT COALESCE(array_agg(tx_id), '{}') FROM hit
+-- The given tx ids plus every mempool tx with the same payer and nonce as one of them (mempool_same_nonce_rows).
+CREATE OR REPLACE FUNCTION mempool_same_nonce(p_ids text[]) RETURNS text[] LANGUAGE sql STABLE AS $$
+  SELECT COALESCE(array_agg(x), '{}') FROM (SELECT g.tx_id FROM mempool_same_nonce_rows(p_ids) g UNION SELECT unnest(p_ids)) AS h(x)
 $$;
 
 -- The group is computed once, before the UPDATE: called inside its WHERE, the STABLE lookup was evaluated again for
@@ -105,7 +100,7 @@ DECLARE
   v_group text[];
 BEGIN
   IF cardinality(p_ids) = 0 THEN RETURN '{}'; END IF;
-  v_group := mempool_same_nonce_not_lazy(p_ids);
+  v_group := ARRAY(SELECT g.tx_id FROM mempool_same_nonce_rows(p_ids) g WHERE NOT g.rbf_lazy) || p_ids;
   WITH u AS (
     UPDATE mempool_txs SET pruned = true, replaced_by_tx_id = NULL
     WHERE tx_id = ANY(v_group) AND pruned IS NOT TRUE
@@ -378,21 +373,13 @@ DECLARE
 BEGIN
   IF cardinality(p_ids) = 0 THEN RETURN '{}'; END IF;
   -- the pruned txs of mempool_same_nonce(p_ids), read once with what the re-dropped ones are told apart by
-  WITH src AS (
-    SELECT DISTINCT CASE WHEN t.sponsored THEN COALESCE(t.sponsor_address, 'null') ELSE t.sender_address END AS address, t.nonce
-    FROM txs t WHERE t.tx_id = ANY(p_ids)
-  ), hit AS (
-    SELECT m.tx_id, m.sender_address, m.sponsor_address, m.nonce
-    FROM mempool_txs m JOIN src s ON m.nonce = s.nonce AND m.sender_address = s.address WHERE m.pruned
-    UNION SELECT m.tx_id, m.sender_address, m.sponsor_address, m.nonce
-    FROM mempool_txs m JOIN src s ON m.nonce = s.nonce AND m.sponsor_address = s.address WHERE m.pruned
-    UNION SELECT m.tx_id, m.sender_address, m.sponsor_address, m.nonce
-    FROM mempool_txs m WHERE m.tx_id = ANY(p_ids) AND m.pruned
-  )
   SELECT COALESCE(array_agg(h.tx_id ORDER BY h.tx_id), '{}'), array_agg(h.sender_address ORDER BY h.tx_id),
     array_agg(h.sponsor_address ORDER BY h.tx_id), array_agg(h.nonce ORDER BY h.tx_id)
   INTO v_restored, v_r_sender, v_r_sponsor, v_r_nonce
-  FROM hit h;
+  FROM (
+    SELECT g.tx_id, g.sender_address, g.sponsor_address, g.nonce FROM mempool_same_nonce_rows(p_ids) g WHERE g.pruned
+    UNION SELECT m.tx_id, m.sender_address, m.sponsor_address, m.nonce FROM mempool_txs m WHERE m.tx_id = ANY(p_ids) AND m.pruned
+  ) h;
   v_need := ARRAY(SELECT DISTINCT x FROM unnest(p_ids) x WHERE x <> ALL(v_restored) ORDER BY x);
   IF cardinality(v_need) > 0 THEN
     v_rows := mempool_rows_of_mined(v_need);
