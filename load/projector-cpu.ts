@@ -9,7 +9,7 @@
  * Then, for each round and each DIR (a folder holding `functions/*.sql`, like the repo's sql/; default: the repo's
  * own), DIR's functions are created again (committed: the database is thrown away), then one transaction applies the
  * next M lines (default 600) one message after the other as a projector batch does (derived tables deferred, then
- * derived_flush) and is rolled back, and a VACUUM clears what it left behind. What it reports is the
+ * derived_flush) and is rolled back, and a VACUUM (indexes included) clears what it left behind. What it reports is the
  * CPU time of that transaction's backend (read from /proc: the database must run on this machine), which the machine's
  * load changes much less than wall time, and for each DIR the median and minimum over the rounds, and the shared
  * buffers the transaction read (hits and reads, from pg_stat_database), which the load does not change at all: the
@@ -129,7 +129,9 @@ async function main(argv: string[]) {
         await sql.begin(async (tx) => {
           for (const text of variants[v].sql) await (tx as unknown as Sql).unsafe(text);
         });
-        // what the previous round rolled back leaves dead rows and index entries behind: every round starts clean
+        // what the previous run rolled back leaves dead rows and index entries behind: every run starts clean.
+        // INDEX_CLEANUP ON: by default VACUUM skips the indexes when few pages hold dead rows, and the next run then
+        // walked the dead entries of the same keys (24 more buffers per message for whichever version came second)
         await sql`VACUUM (INDEX_CLEANUP ON)`;
         const target = variants[v].target;
         if (target !== undefined) await analyzeDatabase(sql, target);
