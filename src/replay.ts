@@ -1,6 +1,7 @@
 /** import-events / export-events: the TSV format of the recorded node streams (`id\ttimestamp\tpath\tjson-body`). */
 import { createReadStream, createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { createInterface } from 'node:readline';
 import type { Logger } from 'pino';
 import type { Sql } from './store/sql.js';
@@ -129,6 +130,14 @@ export function syncSettingsAdvice(s: WriteSettings, fileBytes: number): string[
 }
 
 /**
+ * How many deferred index builds, then how many tables' ANALYZEs, the end of an import runs at once, each on its own
+ * connection (each uses a core of the server): this machine's cores, 2 to 8. On the 10,000-block generated chain with
+ * 2 cores, 2 at once: the final ANALYZE 1.6-1.7 s where one took 3.1; the index builds 2.5-2.6 s where one at a time
+ * took 2.8 (CREATE INDEX of a large table already uses parallel workers); 3 at once was slower than 2 (docs/benchmarks.md).
+ */
+export const FINISH_PARALLEL = Math.max(2, Math.min(8, availableParallelism()));
+
+/**
  * Imports a TSV file in three overlapping stages: its lines are validated and decoded in chunks by the pipeline's
  * decoder (worker threads, DECODE_THREADS), a few chunks ahead of the chunk being appended to the log (one statement
  * per chunk, through the observer pipeline's checks), while the projector applies the log in large batches behind
@@ -144,8 +153,9 @@ export async function importEvents(
   file: string,
   pipeline: ObserverPipeline,
   log: Logger,
-  opts: { tty?: boolean; signal?: AbortSignal; deferIndexes?: 'auto' | 'on' | 'off'; server?: boolean } = {},
+  opts: { tty?: boolean; signal?: AbortSignal; deferIndexes?: 'auto' | 'on' | 'off'; server?: boolean; finishParallel?: number } = {},
 ): Promise<ImportStats> {
+  const finishParallel = opts.finishParallel ?? FINISH_PARALLEL;
   const size = (await stat(file)).size;
   // the API-only indexes go before anything is appended (nothing is projecting yet) and come back at the end
   const defer = await shouldDeferIndexes(pipeline.sql, opts.deferIndexes ?? 'off', size);
@@ -270,7 +280,7 @@ export async function importEvents(
   const analyzeAtEnd = async () => {
     const t = Date.now();
     if (opts.tty) process.stderr.write('analyzing the tables…');
-    await projector.analyzeFully();
+    await projector.analyzeFully(finishParallel);
     if (opts.tty) process.stderr.write('\n');
     return Date.now() - t;
   };
@@ -284,7 +294,7 @@ export async function importEvents(
   const built = await restoreDeferredIndexes(pipeline.sql, (done, total, name) => {
     if (opts.tty) process.stderr.write(`\rcreating deferred indexes: ${done}/${total} (${name})          `);
     else log.info({ done, total, index: name }, 'import: deferred index created');
-  });
+  }, finishParallel);
   if (opts.tty) process.stderr.write('\n');
   const indexMs = Date.now() - indexStart;
   return { messages, failed: 0, ms, loggedMs, lastLine: lineNo, deferredIndexes: built.length, indexMs, analyzeMs: await analyzeAtEnd() };

@@ -55,10 +55,13 @@ export class Maintenance {
       .finally(() => (this.analyzing = false));
   }
 
-  /** A full ANALYZE now (an import that ends), once the background one in flight has finished. */
-  async fullStatistics(): Promise<void> {
+  /**
+   * A full ANALYZE now (an import that ends), once the background one in flight has finished; `parallel` tables at
+   * once (analyzeDatabase).
+   */
+  async fullStatistics(parallel = 1): Promise<void> {
     while (this.analyzing) await new Promise((r) => setTimeout(r, 50));
-    await analyzeDatabase(this.sql);
+    await analyzeDatabase(this.sql, undefined, parallel);
   }
 
   /**

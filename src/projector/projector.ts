@@ -224,8 +224,8 @@ export class Projector {
    * An ANALYZE of the whole database, now (the end of an import: the projector's own ANALYZEs stop doubling before the
    * end, and the deferred indexes' expression columns have no statistics yet).
    */
-  async analyzeFully(): Promise<void> {
-    await this.maintenance.fullStatistics();
+  async analyzeFully(parallel = 1): Promise<void> {
+    await this.maintenance.fullStatistics(parallel);
   }
 
   metrics(): ProjectorMetrics {

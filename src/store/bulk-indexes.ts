@@ -70,7 +70,7 @@ const INDEX_LOCK = 7355610;
  */
 export async function deferIndexes(sql: Sql, names: readonly string[] = DEFERRABLE_INDEXES): Promise<number> {
   return sql.begin(async (tx) => {
-    await tx`SELECT pg_advisory_xact_lock(${INDEX_LOCK})`;
+    await tx`SELECT pg_advisory_xact_lock(${INDEX_LOCK})`; // exclusive: no index is being restored meanwhile
     const found = await tx<{ name: string; table_name: string; definition: string }[]>`
       SELECT i.indexname AS name, i.tablename AS table_name, i.indexdef AS definition
       FROM pg_indexes i
@@ -93,30 +93,41 @@ export async function deferredIndexCount(sql: Sql): Promise<number> {
 
 /**
  * Creates every index deferred_indexes lists, one transaction each (the row goes with its index, so progress
- * survives a crash), reporting after each. Returns the names created.
+ * survives a crash), reporting after each. `parallel` transactions build at once, each on its own connection of the
+ * pool, the largest tables' indexes first (PostgreSQL builds indexes of one table side by side: each holds a SHARE lock
+ * on it). Returns the names created.
  */
 export async function restoreDeferredIndexes(
   sql: Sql,
   onProgress?: (done: number, total: number, name: string) => void,
+  parallel = 1,
 ): Promise<string[]> {
   const total = await deferredIndexCount(sql);
   const done: string[] = [];
-  for (;;) {
-    const name = (await sql.begin(async (tx) => {
-      await tx`SELECT pg_advisory_xact_lock(${INDEX_LOCK})`;
-      const [row] = await tx<{ name: string; definition: string }[]>`
-        SELECT name, definition FROM deferred_indexes ORDER BY table_name, name LIMIT 1`;
-      if (!row) return null;
-      // a large table's index builds faster with more sort memory (and the parallel workers PostgreSQL allows)
-      await tx`SET LOCAL maintenance_work_mem = '256MB'`;
-      await tx.unsafe(ifNotExists(row.definition));
-      await tx`DELETE FROM deferred_indexes WHERE name = ${row.name}`;
-      return row.name;
-    })) as unknown as string | null;
-    if (name === null) break;
-    done.push(name);
-    onProgress?.(done.length, Math.max(total, done.length), name);
-  }
+  const worker = async () => {
+    for (;;) {
+      const name = (await sql.begin(async (tx) => {
+        // shared: builders run side by side; deferIndexes holds it exclusively
+        await tx`SELECT pg_advisory_xact_lock_shared(${INDEX_LOCK})`;
+        // a row another builder holds is skipped: nothing is built twice
+        const [row] = await tx<{ name: string; definition: string }[]>`
+          SELECT d.name, d.definition FROM deferred_indexes d
+          LEFT JOIN pg_class c ON c.oid = to_regclass(quote_ident(d.table_name))
+          ORDER BY coalesce(c.relpages, 0) DESC, d.table_name, d.name
+          LIMIT 1 FOR UPDATE OF d SKIP LOCKED`;
+        if (!row) return null;
+        // a large table's index builds faster with more sort memory (and the parallel workers PostgreSQL allows)
+        await tx`SET LOCAL maintenance_work_mem = '256MB'`;
+        await tx.unsafe(ifNotExists(row.definition));
+        await tx`DELETE FROM deferred_indexes WHERE name = ${row.name}`;
+        return row.name;
+      })) as unknown as string | null;
+      if (name === null) return;
+      done.push(name);
+      onProgress?.(done.length, Math.max(total, done.length), name);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, parallel) }, worker));
   return done;
 }
 

@@ -6,17 +6,36 @@ import type { Sql } from './sql.js';
 
 /**
  * ANALYZE of every table. `target`: the statistics target of this run (rows sampled per table: 300 × target), for the
- * columns that have none of their own; without it, the database's `default_statistics_target`.
+ * columns that have none of their own; without it, the database's `default_statistics_target`. `parallel` > 1: the
+ * tables of the current schema (the largest first), that many at once, each ANALYZE on its own connection of the pool
+ * (one ANALYZE uses one core of the server); the system catalogs are left to the next whole-database ANALYZE.
  */
-export async function analyzeDatabase(sql: Sql, target?: number): Promise<void> {
-  if (target === undefined) {
-    await sql`ANALYZE`;
+export async function analyzeDatabase(sql: Sql, target?: number, parallel = 1): Promise<void> {
+  const analyze = async (table?: string) => {
+    const statement = table === undefined ? 'ANALYZE' : `ANALYZE ${table}`;
+    if (target === undefined) {
+      await sql.unsafe(statement);
+      return;
+    }
+    await sql.begin(async (tx) => {
+      await tx`SELECT set_config('default_statistics_target', ${String(target)}, true)`;
+      await tx.unsafe(statement);
+    });
+  };
+  if (parallel <= 1) {
+    await analyze();
     return;
   }
-  await sql.begin(async (tx) => {
-    await tx`SELECT set_config('default_statistics_target', ${String(target)}, true)`;
-    await tx`ANALYZE`;
-  });
+  // regclass::text is the name quoted as it must be written
+  const tables = await sql<{ name: string }[]>`
+    SELECT c.oid::regclass::text AS name FROM pg_class c
+    WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'm')
+    ORDER BY c.relpages DESC, c.relname`;
+  let next = 0;
+  const worker = async () => {
+    while (next < tables.length) await analyze(tables[next++].name);
+  };
+  await Promise.all(Array.from({ length: Math.min(parallel, tables.length) }, worker));
 }
 
 /** Whether autovacuum is off on this server. */

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { importEvents, shouldDeferIndexes, DEFER_INDEXES_MIN_BYTES } from '../../src/replay.js';
 import { migrate } from '../../src/store/migrate.js';
-import { DEFERRABLE_INDEXES, deferIndexes, deferredIndexCount, ifNotExists } from '../../src/store/bulk-indexes.js';
+import { DEFERRABLE_INDEXES, deferIndexes, deferredIndexCount, ifNotExists, restoreDeferredIndexes } from '../../src/store/bulk-indexes.js';
+import { analyzeDatabase } from '../../src/store/maintenance.js';
 import type { Sql } from '../../src/store/sql.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { dumpDatabase } from '../helpers/dump.js';
@@ -83,6 +84,40 @@ describe('bulk import indexes', () => {
     await migrate(a.sql);
     expect(await deferredIndexCount(a.sql)).toBe(0);
     expect(await indexDefs(a.sql)).toEqual(before);
+  });
+
+  it('builders running side by side (an import with its parallel builds, a start-up) create each index once', async () => {
+    const before = await indexDefs(a.sql);
+    expect(await deferIndexes(a.sql)).toBe(DEFERRABLE_INDEXES.length);
+    const seen: number[] = [];
+    const [x, y] = await Promise.all([
+      restoreDeferredIndexes(a.sql, (done) => seen.push(done), 3),
+      restoreDeferredIndexes(a.sql, undefined, 2),
+    ]);
+    expect([...x, ...y].sort()).toEqual([...DEFERRABLE_INDEXES].sort());
+    expect(seen).toEqual(x.map((_, i) => i + 1));
+    expect(await deferredIndexCount(a.sql)).toBe(0);
+    expect(await indexDefs(a.sql)).toEqual(before);
+  });
+
+  it('a parallel ANALYZE reaches every table of the schema, at the target it is given', async () => {
+    const tables = ['analyze_probe_a', 'analyze_probe_b', 'analyze_probe_c'];
+    for (const t of tables) {
+      await a.sql.unsafe(`CREATE TABLE ${t} (v integer)`);
+      await a.sql.unsafe(`INSERT INTO ${t} SELECT g FROM generate_series(1, 500) g`);
+    }
+    const bounds = async () =>
+      (
+        await a.sql<{ t: string; n: number }[]>`
+          SELECT tablename AS t, cardinality(histogram_bounds::text::text[]) AS n FROM pg_stats
+          WHERE schemaname = current_schema() AND tablename = ANY(${tables}) AND attname = 'v' ORDER BY tablename`
+      ).map((r) => [r.t, r.n]);
+    expect(await bounds()).toEqual([]);
+    await analyzeDatabase(a.sql, 10, 3);
+    expect(await bounds()).toEqual(tables.map((t) => [t, 11]));
+    await analyzeDatabase(a.sql, undefined, 2);
+    expect(await bounds()).toEqual(tables.map((t) => [t, 101]));
+    for (const t of tables) await a.sql.unsafe(`DROP TABLE ${t}`);
   });
 
   it('auto defers into an empty database for a large file, and while an earlier import left some deferred', async () => {
