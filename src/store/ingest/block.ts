@@ -4,10 +4,10 @@
  */
 import type { ChainUpdate, EventRow, MicroblockRow, TxRow } from '../../chain/types.js';
 import { poxEventRows } from '../../chain/pox.js';
-import { mempoolAfterBlock, mempoolPrune, mempoolRestore } from './mempool-steps.js';
+import { mempoolBlockRbfQuery, mempoolGarbageQuery, mempoolPruneQuery, mempoolRestoreQuery } from './mempool-steps.js';
 import { applyStxTotals, placeBlock } from './reorg.js';
 import { emptyResult, type IngestResult } from './result.js';
-import { insertPoxEvents, insertRows, json, MEMPOOL_LOCK, nextSeq, type Tx } from './rows.js';
+import { defined, insertPoxEvents, insertRows, json, MEMPOOL_LOCK, type Tx } from './rows.js';
 
 /**
  * Block 1 adopts the boot block's transactions, as the reference does: newer nodes send the genesis txs in a
@@ -97,11 +97,22 @@ export async function projectBlockFast(tx: Tx, id: number, u: BlockUpdate, pushO
   return result;
 }
 
-export async function ingestBlock(tx: Tx, id: number, u: BlockUpdate): Promise<IngestResult> {
-  const b = u.block;
-  // One round trip: every read the block needs (statements are pipelined on the connection).
-  const [exists, tipRows, streamed, boot] = await Promise.all([
-    tx`SELECT 1 FROM blocks WHERE index_block_hash = ${b.index_block_hash}`,
+/** What the general path reads before it writes, started (sent) by blockReads. */
+export type BlockReads = Promise<
+  [{ seq: string | null }[], { index_block_hash: string; block_height: number; nakamoto: boolean }[], MicroblockRow[], { index_block_hash: string }[]]
+>;
+
+/**
+ * Starts every read the general path needs, in one round trip: the block's change sequence value unless it is stored
+ * already (then null, and no value is taken), the canonical tip, the parent's streamed microblocks and the boot block
+ * block 1 adopts. Sent right behind a one-statement attempt (projectBlockFast), they read what it left: a block it
+ * stored is stored, so they take no value, and their answer is not used.
+ */
+export function blockReads(tx: Tx, b: BlockUpdate['block']): BlockReads {
+  return Promise.all([
+    tx<{ seq: string | null }[]>`
+      SELECT CASE WHEN EXISTS (SELECT 1 FROM blocks WHERE index_block_hash = ${b.index_block_hash}) THEN NULL
+        ELSE nextval('change_seq')::text END AS seq`,
     tx<{ index_block_hash: string; block_height: number; nakamoto: boolean }[]>`
       SELECT index_block_hash, block_height, signer_bitvec IS NOT NULL AS nakamoto
       FROM blocks WHERE canonical ORDER BY block_height DESC LIMIT 1`,
@@ -112,9 +123,19 @@ export async function ingestBlock(tx: Tx, id: number, u: BlockUpdate): Promise<I
           SELECT index_block_hash FROM blocks WHERE block_height = 0 AND index_block_hash = ${b.parent_index_block_hash}`
       : Promise.resolve([] as { index_block_hash: string }[]),
   ]);
+}
+
+/**
+ * The general path: a fork, a reorg, the boot block's adoption, a microblock stream to settle. Round trips: the reads
+ * (`reads`, when the caller started them), the reorg's levels if any, then every write with the mempool steps; a
+ * block that orphans streamed microblocks waits for their txs before the mempool steps.
+ */
+export async function ingestBlock(tx: Tx, id: number, u: BlockUpdate, reads: BlockReads = blockReads(tx, u.block)): Promise<IngestResult> {
+  const b = u.block;
+  const [[{ seq: seqText }], tipRows, streamed, boot] = await reads;
   const result = emptyResult(u, id);
-  if (exists.length) return result; // the same block in another encoding
-  const seq = await nextSeq(tx);
+  if (seqText === null) return result; // the same block in another encoding
+  const seq = Number(seqText);
   const canonical = await placeBlock(tx, b, tipRows[0], result, seq);
   if (canonical) result.canonicalBlock = b.index_block_hash;
 
@@ -194,19 +215,26 @@ export async function ingestBlock(tx: Tx, id: number, u: BlockUpdate): Promise<I
         IS DISTINCT FROM (EXCLUDED.pox_v1_unlock_height, EXCLUDED.pox_v2_unlock_height, EXCLUDED.pox_v3_unlock_height)`);
   }
   if (canonical) writes.push(tx`SELECT tip_burn_height_set(${b.burn_block_height})`);
-  await Promise.all(writes);
-  if (orphanedUnconfirmed) result.unconfirmedOrphans.push(...(await orphanedUnconfirmed).map((r) => r.tx_id));
   // The mempool, in the reference's order: a canonical block's txs leave it (with their payer+nonce group), the txs of
   // microblocks it orphans and does not include return to it; then, for every stored block, garbage collection and
-  // replace-by-fee over its txs.
-  await tx`SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK})`;
-  const messageIds = [...new Set(u.txs.map((t) => t.tx_id))];
-  if (canonical) {
-    await mempoolPrune(tx, messageIds);
-    const inBlock = new Set(messageIds);
-    const back = [...new Set(result.unconfirmedOrphans)].filter((id) => !inBlock.has(id));
-    await mempoolRestore(tx, back, tipRows[0]?.block_height ?? 0, seq, result);
+  // replace-by-fee over its txs. Sent with the writes unless the returning txs are needed first.
+  if (orphanedUnconfirmed) {
+    await Promise.all(writes.splice(0));
+    result.unconfirmedOrphans.push(...(await orphanedUnconfirmed).map((r) => r.tx_id));
   }
-  await mempoolAfterBlock(tx, messageIds, tipRows[0], result);
+  const messageIds = [...new Set(u.txs.map((t) => t.tx_id))];
+  const inBlock = new Set(messageIds);
+  const back = canonical ? [...new Set(result.unconfirmedOrphans)].filter((t) => !inBlock.has(t)) : [];
+  const restore = canonical ? mempoolRestoreQuery(tx, back, tipRows[0]?.block_height ?? 0, seq) : undefined;
+  const gc = mempoolGarbageQuery(tx, tipRows[0]);
+  writes.push(
+    tx`SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK})`,
+    ...defined<Promise<unknown>>(canonical ? mempoolPruneQuery(tx, messageIds) : undefined, restore),
+    gc,
+    ...defined(mempoolBlockRbfQuery(tx, messageIds)),
+  );
+  await Promise.all(writes);
+  if (restore) result.txIds.push(...(await restore)[0].ids);
+  result.txIds.push(...(await gc)[0].ids);
   return result;
 }

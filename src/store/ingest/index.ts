@@ -6,12 +6,12 @@
 import type { ChainUpdate } from '../../chain/types.js';
 import { writeBnsAttachments } from '../bns-write.js';
 import { PulseError } from '../../errors.js';
-import { ingestBlock, projectBlockFast } from './block.js';
+import { blockReads, ingestBlock, projectBlockFast, type BlockReads } from './block.js';
 import { applyBurnBlock } from './burn-block.js';
 import { applyMempool, dropMempool } from './mempool.js';
 import { ingestMicroblocks } from './microblocks.js';
 import { emptyResult, type IngestResult } from './result.js';
-import { nextSeq, type Tx } from './rows.js';
+import type { Tx } from './rows.js';
 
 /** A /new_block body with a reward set object (Nakamoto reward cycles). */
 const REWARD_SET = /"reward_set"\s*:\s*\{/;
@@ -117,9 +117,16 @@ export async function applyMessage(
   // PoX cycles and signer sets from a block's reward set (sql/0031_pox_cycles.sql), stored non-canonical first: the
   // derived-table hook makes them canonical with the block. The body is parsed again only when it carries one.
   if (update.kind === 'block' && REWARD_SET.test(m.body)) await tx`SELECT pox_cycles_from_block(${m.body}::text::json, false)`;
+  let reads: BlockReads | undefined;
   if (update.kind === 'block' && opts.fastBlocks !== false) {
-    // The common block (on the canonical tip, nothing to adopt or orphan) in one statement; null: the general path.
-    const fast = await projectBlockFast(tx, id, update, outbox);
+    // The common block (on the canonical tip, nothing to adopt or orphan) in one statement; null: the general path,
+    // whose reads are sent right behind it (unless the block was sent ahead, when the general path is not taken)
+    const attempt = projectBlockFast(tx, id, update, outbox);
+    if (!opts.expectFast) {
+      reads = blockReads(tx, update.block);
+      reads.catch(() => undefined); // awaited by the general path; a rejection before then is not unhandled
+    }
+    const fast = await attempt;
     if (fast) {
       blockPaths.fast++;
       return fast;
@@ -129,10 +136,10 @@ export async function applyMessage(
   let result: IngestResult;
   if (update.kind === 'block') {
     blockPaths.general++;
-    result = await ingestBlock(tx, id, update);
+    result = await ingestBlock(tx, id, update, reads);
   } else {
     result = emptyResult(update, id);
-    await ingestMicroblocks(tx, update, result, await nextSeq(tx));
+    await ingestMicroblocks(tx, update, result);
   }
   // Crash safety of the push (sql/0009_push_outbox.sql): committed together with the change it describes.
   if (outbox) await tx`INSERT INTO push_outbox (event_id, result) VALUES (${id}, ${tx.json(result as never)})`;

@@ -6,15 +6,17 @@ import { mempoolPrune, mempoolRestore } from './mempool-steps.js';
 import type { IngestResult } from './result.js';
 import { MEMPOOL_LOCK, type Tx } from './rows.js';
 
-/** Sets `canonical` on a set of blocks and everything anchored in them. */
-export async function setCanonical(tx: Tx, blocks: string[], canonical: boolean) {
-  if (!blocks.length) return;
-  await tx`UPDATE blocks SET canonical = ${canonical} WHERE index_block_hash = ANY(${blocks})`;
-  await tx`UPDATE txs SET canonical = ${canonical} WHERE index_block_hash = ANY(${blocks})`;
-  await tx`UPDATE events SET canonical = ${canonical} WHERE index_block_hash = ANY(${blocks})`;
-  // `<> ''`: what lets the plan use microblocks_anchored (sql/0151), which leaves the unconfirmed rows out
-  await tx`UPDATE microblocks SET canonical = ${canonical} WHERE index_block_hash = ANY(${blocks}) AND index_block_hash <> ''`;
-  await tx`UPDATE miner_rewards SET canonical = ${canonical} WHERE index_block_hash = ANY(${blocks})`;
+/** Sets `canonical` on a set of blocks and everything anchored in them (five statements, sent together). */
+export function setCanonical(tx: Tx, blocks: string[], canonical: boolean): Promise<unknown> {
+  if (!blocks.length) return Promise.resolve();
+  return Promise.all([
+    tx`UPDATE blocks SET canonical = ${canonical} WHERE index_block_hash = ANY(${blocks})`,
+    tx`UPDATE txs SET canonical = ${canonical} WHERE index_block_hash = ANY(${blocks})`,
+    tx`UPDATE events SET canonical = ${canonical} WHERE index_block_hash = ANY(${blocks})`,
+    // `<> ''`: what lets the plan use microblocks_anchored (sql/0151), which leaves the unconfirmed rows out
+    tx`UPDATE microblocks SET canonical = ${canonical} WHERE index_block_hash = ANY(${blocks}) AND index_block_hash <> ''`,
+    tx`UPDATE miner_rewards SET canonical = ${canonical} WHERE index_block_hash = ANY(${blocks})`,
+  ]);
 }
 
 /** Adds (+1) or removes (-1) the STX totals of blocks that became / stopped being canonical (sql/0012_stx_totals.sql). */
@@ -58,22 +60,21 @@ export async function placeBlock(
   result.orphanedBlocks = orphaned.map((r) => r.index_block_hash);
   result.restoredBlocks = branch.map((r) => r.index_block_hash);
   if (orphaned.length || branch.length) await tx`SELECT pg_advisory_xact_lock(${MEMPOOL_LOCK})`;
-  const txIdsOf = async (blocks: string[]) =>
-    blocks.length ? (await tx<{ tx_id: string }[]>`SELECT DISTINCT tx_id FROM txs WHERE index_block_hash = ANY(${blocks})`).map((r) => r.tx_id) : [];
+  // the txs of blocks whose flags change, read in the round trip that changes them (the read does not depend on them)
+  const flip = async (blocks: string[], canonical: boolean) => {
+    const [, rows] = await Promise.all([
+      setCanonical(tx, blocks, canonical),
+      tx<{ tx_id: string }[]>`SELECT DISTINCT tx_id FROM txs WHERE index_block_hash = ANY(${blocks})`,
+    ]);
+    return rows.map((r) => r.tx_id);
+  };
   const levels = [...new Set([...orphaned.map((o) => o.block_height), ...branch.map((b) => b.block_height)])].sort((a, b) => b - a);
   for (const h of levels) {
     const old = orphaned.filter((o) => o.block_height === h).map((o) => o.index_block_hash);
-    if (old.length) {
-      await setCanonical(tx, old, false);
-      await mempoolRestore(tx, await txIdsOf(old), tip.block_height, seq, result);
-    }
+    if (old.length) await mempoolRestore(tx, await flip(old, false), tip.block_height, seq, result);
     const back = branch.filter((r) => r.block_height === h).map((r) => r.index_block_hash);
-    if (back.length) {
-      await setCanonical(tx, back, true);
-      await mempoolPrune(tx, await txIdsOf(back));
-    }
+    if (back.length) await mempoolPrune(tx, await flip(back, true));
   }
-  await applyStxTotals(tx, result.orphanedBlocks, -1);
-  await applyStxTotals(tx, result.restoredBlocks, 1);
+  await Promise.all([applyStxTotals(tx, result.orphanedBlocks, -1), applyStxTotals(tx, result.restoredBlocks, 1)]);
   return true;
 }

@@ -38,6 +38,11 @@ export function insertPoxEvents(tx: Tx, events: readonly EventRow[]): Promise<un
     ON CONFLICT (value_md5) DO NOTHING`;
 }
 
+/** The statements of a list that are there (a step with nothing to do has none). */
+export function defined<T>(...items: (T | undefined)[]): T[] {
+  return items.filter((x): x is T => x !== undefined);
+}
+
 /** The change sequence value of a message's rows (their `seq` columns). */
 export async function nextSeq(tx: Tx): Promise<number> {
   const [r] = await tx<{ seq: string }[]>`SELECT nextval('change_seq')::text AS seq`;
