@@ -43,14 +43,21 @@ END
 $$;
 
 -- The common block message in ONE statement: a new block on the canonical tip, whose parent is the tip, which is
--- higher, not yet stored, height > 1 (no boot-block adoption), and whose parent has no streamed (unconfirmed)
--- microblocks to adopt or orphan. Then every row follows from the message alone. The function checks exactly that
--- first and returns NULL, having written nothing, when any of it does not hold; the caller then runs the general
--- transaction (reorgs, duplicates, microblock streams, the first blocks), which makes the same decisions.
+-- higher, not yet stored, height > 1 (no boot-block adoption), and which orphans none of its parent's streamed
+-- (unconfirmed) microblocks. Then every row follows from the message and the parent's stream. The function checks
+-- exactly that first and returns NULL, having written nothing, when any of it does not hold; the caller then runs the
+-- general transaction (reorgs, duplicates, microblock forks, the first blocks), which makes the same decisions.
 --
--- The writes are those of the general path, in the same order: block, txs, events, PoX events, miner rewards,
--- confirmed microblocks (from the message), the derived tables, chain_state, then, holding the mempool lock, the
--- mempool reconciliation of the block's txs (mempool_mined, then the garbage collection), then the push_outbox row.
+-- The parent's stream: the general path (src/store/ingest/block.ts) accepts the streamed microblocks that the
+-- message names and the chain of streamed microblocks that ends at the block's parent_microblock_hash, and orphans the
+-- others (a microblock fork, left to it). When it orphans none, it adopts every streamed microblock: their stored txs,
+-- events and microblock rows move into the block (the UPDATEs below, the general path's), and the message's rows of
+-- those microblocks are not inserted again.
+--
+-- The writes are those of the general path, in the same order: block, adopted microblocks, txs, events, PoX events,
+-- miner rewards, confirmed microblocks (from the message), the derived tables, chain_state, then, holding the mempool
+-- lock, the mempool reconciliation of the block's txs (mempool_mined, then the garbage collection), then the
+-- push_outbox row. A block that adopts a stream orphans no microblock tx, so no tx returns to the mempool.
 -- Each statement of a volatile plpgsql function takes its own snapshot, so the mempool UPDATEs see the rows inserted
 -- above and every mempool change committed before the lock was granted.
 --
@@ -71,6 +78,7 @@ DECLARE
   v_seq bigint;
   v_tip_nakamoto boolean;
   v_gc text[];
+  v_streamed text[];
   b_block blocks;
   b_tx txs;
   b_mb microblocks;
@@ -79,18 +87,44 @@ BEGIN
   SELECT index_block_hash, block_height, signer_bitvec IS NOT NULL INTO v_tip_hash, v_tip_height, v_tip_nakamoto
     FROM blocks WHERE canonical ORDER BY block_height DESC LIMIT 1;
   IF v_tip_hash IS DISTINCT FROM v_parent OR v_height <= v_tip_height THEN RETURN NULL; END IF;
-  IF EXISTS (SELECT 1 FROM blocks WHERE index_block_hash = v_hash)
-     OR EXISTS (SELECT 1 FROM microblocks WHERE parent_index_block_hash = v_parent AND index_block_hash = '') THEN
-    RETURN NULL;
+  IF EXISTS (SELECT 1 FROM blocks WHERE index_block_hash = v_hash) THEN RETURN NULL; END IF;
+  v_streamed := ARRAY(SELECT m.microblock_hash FROM microblocks m WHERE m.parent_index_block_hash = v_parent AND m.index_block_hash = '');
+  IF cardinality(v_streamed) > 0 AND EXISTS (
+    SELECT unnest(v_streamed)
+    EXCEPT (
+      WITH RECURSIVE chain(h) AS (
+        SELECT p_block->>'parent_microblock_hash'
+        UNION
+        SELECT m.microblock_parent_hash FROM chain c
+        JOIN microblocks m ON m.microblock_hash = c.h AND m.index_block_hash = '' AND m.parent_index_block_hash = v_parent
+      )
+      SELECT c.h FROM chain c
+      UNION SELECT r->>'microblock_hash' FROM json_array_elements(p_microblocks) r
+    )
+  ) THEN
+    RETURN NULL; -- a microblock fork: the general path orphans the stream's other branch
   END IF;
   v_seq := nextval('change_seq');
 
   b_block.canonical := true;
   b_block.seq := v_seq;
   INSERT INTO blocks SELECT * FROM json_populate_record(b_block, p_block);
+  IF cardinality(v_streamed) > 0 THEN
+    UPDATE txs SET index_block_hash = v_hash, block_hash = p_block->>'block_hash',
+      burn_block_time = (p_block->>'burn_block_time')::bigint, burn_block_height = (p_block->>'burn_block_height')::bigint,
+      canonical = true, microblock_canonical = true
+    WHERE index_block_hash = '' AND microblock_hash = ANY(v_streamed);
+    UPDATE events SET index_block_hash = v_hash, canonical = true, microblock_canonical = true
+    WHERE index_block_hash = '' AND microblock_hash = ANY(v_streamed);
+    UPDATE microblocks SET index_block_hash = v_hash, block_hash = p_block->>'block_hash', canonical = true,
+      microblock_canonical = true
+    WHERE index_block_hash = '' AND microblock_hash = ANY(v_streamed);
+  END IF;
   b_tx.seq := v_seq;
-  INSERT INTO txs SELECT * FROM json_populate_recordset(b_tx, p_txs) ON CONFLICT DO NOTHING;
-  INSERT INTO events SELECT * FROM json_populate_recordset(NULL::events, p_events) ON CONFLICT DO NOTHING;
+  INSERT INTO txs SELECT * FROM json_populate_recordset(b_tx, p_txs) r
+    WHERE NOT COALESCE(r.microblock_hash = ANY(v_streamed), false) ON CONFLICT DO NOTHING;
+  INSERT INTO events SELECT * FROM json_populate_recordset(NULL::events, p_events) r
+    WHERE NOT COALESCE(r.microblock_hash = ANY(v_streamed), false) ON CONFLICT DO NOTHING;
   INSERT INTO pox_events (value_md5, name, stacker, locked, balance, burnchain_unlock_height, pox_addr_raw)
     SELECT md5(r.value_hex), r.name, r.stacker, r.locked, r.balance, r.burnchain_unlock_height, r.pox_addr_raw
     FROM json_to_recordset(p_pox) AS r(value_hex text, name text, stacker text, locked numeric, balance numeric,
@@ -98,7 +132,8 @@ BEGIN
     ON CONFLICT (value_md5) DO NOTHING;
   INSERT INTO miner_rewards SELECT * FROM json_populate_recordset(NULL::miner_rewards, p_rewards) ON CONFLICT DO NOTHING;
   b_mb.seq := v_seq;
-  INSERT INTO microblocks SELECT * FROM json_populate_recordset(b_mb, p_microblocks) ON CONFLICT DO NOTHING;
+  INSERT INTO microblocks SELECT * FROM json_populate_recordset(b_mb, p_microblocks) r
+    WHERE NOT COALESCE(r.microblock_hash = ANY(v_streamed), false) ON CONFLICT DO NOTHING;
   PERFORM stx_totals_apply(ARRAY[v_hash], 1);
   INSERT INTO chain_state (id, pox_v1_unlock_height, pox_v2_unlock_height, pox_v3_unlock_height)
     VALUES (1, p_pox_v1, p_pox_v2, p_pox_v3)

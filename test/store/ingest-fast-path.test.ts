@@ -81,4 +81,45 @@ describe('block ingest: one-statement path = general transaction', () => {
     expect(taken.fast).toBeGreaterThan(10);
     expect(taken.general).toBeGreaterThan(3);
   });
+
+  it('microblock forks: blocks that confirm part of the stream on the tip, or none of it: the same rows', async () => {
+    // The generator's anchor blocks confirm the whole two-microblock stream of their parent. Every other one of those
+    // here confirms its first microblock only (its txs of the second leave the block), or none at all, so the block
+    // orphans the rest of the stream, and its txs return to the mempool.
+    const gen = new ChainGenerator({ blocks: 40, txsPerBlock: 5, seed: 'microblock-fork', forks: true, forkEvery: 9, forkDepth: 1, microblockEvery: 3 });
+    const messages: { path: string; body: string }[] = [];
+    let confirming = 0;
+    for await (const m of gen.messages()) {
+      if (m.path !== '/new_block') {
+        messages.push(m);
+        continue;
+      }
+      const b = JSON.parse(m.body) as {
+        parent_microblock: string;
+        parent_microblock_sequence: number;
+        transactions: { txid: string; microblock_sequence: number | null; microblock_hash: string | null }[];
+        events: { txid: string }[];
+      };
+      const streamed = b.transactions.filter((t) => t.microblock_hash);
+      if (!streamed.length || confirming++ % 2 === 0) {
+        messages.push(m);
+        continue;
+      }
+      // confirming++ odd: 1, 3, 5 … alternately keep the first microblock, or none
+      const keepFirst = confirming % 4 === 2;
+      const first = streamed.find((t) => t.microblock_sequence === 0)!.microblock_hash!;
+      const dropped = new Set(streamed.filter((t) => !keepFirst || t.microblock_sequence !== 0).map((t) => t.txid));
+      b.parent_microblock = keepFirst ? first : '0x' + '0'.repeat(64);
+      b.parent_microblock_sequence = 0;
+      b.transactions = b.transactions.filter((t) => !dropped.has(t.txid));
+      b.events = b.events.filter((e) => !dropped.has(e.txid));
+      messages.push({ path: m.path, body: JSON.stringify(b) });
+    }
+    expect(confirming).toBeGreaterThan(3);
+    await replayBoth(messages);
+    // the forks happened: unconfirmed microblock txs orphaned, and back in the mempool
+    const [{ n }] = await fast.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM txs WHERE index_block_hash = '' AND NOT microblock_canonical`;
+    expect(n).toBeGreaterThan(0);
+  });
 });

@@ -1,6 +1,6 @@
 /**
  * Block messages: the common block in one statement (projectBlockFast) and the general path (ingestBlock) for
- * everything else (forks, the boot block's adoption, microblock streams to settle).
+ * everything else (forks, the boot block's adoption, microblock forks).
  */
 import type { ChainUpdate, EventRow, MicroblockRow, TxRow } from '../../chain/types.js';
 import { poxEventRows } from '../../chain/pox.js';
@@ -61,10 +61,10 @@ export function confirmedMicroblockRows(
 }
 
 /**
- * The common block message in one statement (sql/0070_projector.sql project_block_fast, conditions in sql/0013): a new
- * block on the canonical tip whose parent has no streamed microblocks. Returns null, having written nothing, when the
- * block is anything else (a fork, the same block again, the first blocks, a microblock stream to settle): the caller
- * then runs the general path.
+ * The common block message in one statement (sql/functions/projector.sql project_block_fast): a new block on the
+ * canonical tip that orphans none of its parent's streamed microblocks (it adopts them all, as ingestBlock does).
+ * Returns null, having written nothing, when the block is anything else (a fork, the same block again, the first
+ * blocks, a microblock fork): the caller then runs the general path.
  */
 export async function projectBlockFast(tx: Tx, id: number, u: BlockUpdate, pushOutbox: boolean): Promise<IngestResult | null> {
   const b = u.block;
@@ -126,7 +126,7 @@ export function blockReads(tx: Tx, b: BlockUpdate['block']): BlockReads {
 }
 
 /**
- * The general path: a fork, a reorg, the boot block's adoption, a microblock stream to settle. Round trips: the reads
+ * The general path: a fork, a reorg, the boot block's adoption, a microblock fork. Round trips: the reads
  * (`reads`, when the caller started them), the reorg's levels if any, then every write with the mempool steps; a
  * block that orphans streamed microblocks waits for their txs before the mempool steps.
  */

@@ -119,7 +119,7 @@ export async function applyMessage(
   if (update.kind === 'block' && REWARD_SET.test(m.body)) await tx`SELECT pox_cycles_from_block(${m.body}::text::json, false)`;
   let reads: BlockReads | undefined;
   if (update.kind === 'block' && opts.fastBlocks !== false) {
-    // The common block (on the canonical tip, nothing to adopt or orphan) in one statement; null: the general path,
+    // The common block (on the canonical tip, no microblock to orphan) in one statement; null: the general path,
     // whose reads are sent right behind it (unless the block was sent ahead, when the general path is not taken)
     const attempt = projectBlockFast(tx, id, update, outbox);
     if (!opts.expectFast) {
