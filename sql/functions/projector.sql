@@ -42,6 +42,24 @@ BEGIN
 END
 $$;
 
+-- A canonical block adopts streamed (unconfirmed) microblocks it confirms: their txs, events and microblock rows move
+-- into it. Both block paths call it (project_block_fast, and the general one in src/store/ingest/block.ts).
+CREATE OR REPLACE FUNCTION microblocks_adopt(p_index_block_hash text, p_block_hash text, p_burn_block_time bigint,
+  p_burn_block_height bigint, p_microblocks text[]) RETURNS void LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
+BEGIN
+  UPDATE txs SET index_block_hash = p_index_block_hash, block_hash = p_block_hash,
+    burn_block_time = p_burn_block_time, burn_block_height = p_burn_block_height,
+    canonical = true, microblock_canonical = true
+  WHERE index_block_hash = '' AND microblock_hash = ANY(p_microblocks);
+  UPDATE events SET index_block_hash = p_index_block_hash, canonical = true, microblock_canonical = true
+  WHERE index_block_hash = '' AND microblock_hash = ANY(p_microblocks);
+  UPDATE microblocks SET index_block_hash = p_index_block_hash, block_hash = p_block_hash, canonical = true,
+    microblock_canonical = true
+  WHERE index_block_hash = '' AND microblock_hash = ANY(p_microblocks);
+END
+$$;
+
 -- The common block message in ONE statement: a new block on the canonical tip, whose parent is the tip, which is
 -- higher, not yet stored, height > 1 (no boot-block adoption), and which orphans none of its parent's streamed
 -- (unconfirmed) microblocks. Then every row follows from the message and the parent's stream. The function checks
@@ -51,7 +69,7 @@ $$;
 -- The parent's stream: the general path (src/store/ingest/block.ts) accepts the streamed microblocks that the
 -- message names and the chain of streamed microblocks that ends at the block's parent_microblock_hash, and orphans the
 -- others (a microblock fork, left to it). When it orphans none, it adopts every streamed microblock: their stored txs,
--- events and microblock rows move into the block (the UPDATEs below, the general path's), and the message's rows of
+-- events and microblock rows move into the block (microblocks_adopt, as on the general path), and the message's rows of
 -- those microblocks are not inserted again.
 --
 -- The writes are those of the general path, in the same order: block, adopted microblocks, txs, events, PoX events,
@@ -110,15 +128,8 @@ BEGIN
   b_block.seq := v_seq;
   INSERT INTO blocks SELECT * FROM json_populate_record(b_block, p_block);
   IF cardinality(v_streamed) > 0 THEN
-    UPDATE txs SET index_block_hash = v_hash, block_hash = p_block->>'block_hash',
-      burn_block_time = (p_block->>'burn_block_time')::bigint, burn_block_height = (p_block->>'burn_block_height')::bigint,
-      canonical = true, microblock_canonical = true
-    WHERE index_block_hash = '' AND microblock_hash = ANY(v_streamed);
-    UPDATE events SET index_block_hash = v_hash, canonical = true, microblock_canonical = true
-    WHERE index_block_hash = '' AND microblock_hash = ANY(v_streamed);
-    UPDATE microblocks SET index_block_hash = v_hash, block_hash = p_block->>'block_hash', canonical = true,
-      microblock_canonical = true
-    WHERE index_block_hash = '' AND microblock_hash = ANY(v_streamed);
+    PERFORM microblocks_adopt(v_hash, p_block->>'block_hash', (p_block->>'burn_block_time')::bigint,
+      (p_block->>'burn_block_height')::bigint, v_streamed);
   END IF;
   b_tx.seq := v_seq;
   INSERT INTO txs SELECT * FROM json_populate_recordset(b_tx, p_txs) r

@@ -169,20 +169,8 @@ export async function ingestBlock(tx: Tx, id: number, u: BlockUpdate, reads: Blo
     ], { prepare: true }),
   );
   if (adopt.length) {
-    writes.push(
-      tx`
-        UPDATE txs SET index_block_hash = ${b.index_block_hash}, block_hash = ${b.block_hash},
-          burn_block_time = ${b.burn_block_time}, burn_block_height = ${b.burn_block_height},
-          canonical = true, microblock_canonical = true
-        WHERE index_block_hash = '' AND microblock_hash = ANY(${adopt})`,
-      tx`
-        UPDATE events SET index_block_hash = ${b.index_block_hash}, canonical = true, microblock_canonical = true
-        WHERE index_block_hash = '' AND microblock_hash = ANY(${adopt})`,
-      tx`
-        UPDATE microblocks SET index_block_hash = ${b.index_block_hash}, block_hash = ${b.block_hash},
-          canonical = true, microblock_canonical = true
-        WHERE index_block_hash = '' AND microblock_hash = ANY(${adopt})`,
-    );
+    writes.push(tx`
+      SELECT microblocks_adopt(${b.index_block_hash}, ${b.block_hash}, ${b.burn_block_time}, ${b.burn_block_height}, ${adopt}::text[])`);
   }
   writes.push(
     insertRows(tx, 'txs', txs, seq),
