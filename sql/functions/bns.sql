@@ -2,7 +2,9 @@
 -- BNS-V2 contract, derived from canonical blocks through the derived-table hook (derived.sql); a row present is a
 -- canonical row, no flags. Tables and backfills: sql/0050_bns.sql, sql/0052_bns_v2.sql.
 --
--- First a small Clarity value decoder (only the BNS print values are decoded here, so plpgsql speed is no concern).
+-- First a small Clarity value decoder (only the BNS print values are decoded here). Its recursive calls are assignments
+-- (`r := bns_cv_at(…)`, evaluated as plain expressions): as `SELECT * INTO r FROM bns_cv_at(…)` each ran as a query,
+-- a third of the decoding time (7,614 BNS print values of the 10,000-block generated chain: 710 → 480 ms).
 -- Values as jsonb: buffer → "0x…", string → string, (u)int → number, principal → its c32 address, bool, none → null,
 -- some/ok/err → {"some"|"ok"|"err": v}, list → array, tuple → object.
 
@@ -73,7 +75,7 @@ BEGIN
     END IF;
     val := to_jsonb(addr);
   ELSIF t IN (7, 8, 10) THEN
-    SELECT * INTO r FROM bns_cv_at(data, pos);
+    r := bns_cv_at(data, pos);
     val := jsonb_build_object(CASE t WHEN 7 THEN 'ok' WHEN 8 THEN 'err' ELSE 'some' END, r.val);
     next := r.next;
   ELSIF t = 9 THEN
@@ -84,7 +86,7 @@ BEGIN
     p := pos + 4;
     acc := '[]'::jsonb;
     FOR i IN 1 .. n LOOP
-      SELECT * INTO r FROM bns_cv_at(data, p);
+      r := bns_cv_at(data, p);
       acc := acc || jsonb_build_array(r.val);
       p := r.next;
     END LOOP;
@@ -97,7 +99,7 @@ BEGIN
     FOR i IN 1 .. n LOOP
       kl := get_byte(data, p);
       k := convert_from(substring(data FROM p + 2 FOR kl), 'UTF8');
-      SELECT * INTO r FROM bns_cv_at(data, p + 1 + kl);
+      r := bns_cv_at(data, p + 1 + kl);
       acc := acc || jsonb_build_object(k, r.val);
       p := r.next;
     END LOOP;
@@ -119,7 +121,7 @@ DECLARE
   r record;
 BEGIN
   IF hex IS NULL THEN RETURN NULL; END IF;
-  SELECT * INTO r FROM bns_cv_at(decode(CASE WHEN hex LIKE '0x%' THEN substr(hex, 3) ELSE hex END, 'hex'), 0);
+  r := bns_cv_at(decode(CASE WHEN hex LIKE '0x%' THEN substr(hex, 3) ELSE hex END, 'hex'), 0);
   RETURN r.val;
 EXCEPTION WHEN others THEN
   RETURN NULL;
