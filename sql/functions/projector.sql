@@ -44,16 +44,30 @@ $$;
 
 -- A canonical block adopts streamed (unconfirmed) microblocks it confirms: their txs, events and microblock rows move
 -- into it. Both block paths call it (project_block_fast, and the general one in src/store/ingest/block.ts).
+--
+-- The txs are found by microblock hash (txs_microblock) and their events by tx id (events' primary key), never through
+-- a partial index on `index_block_hash = ''`: every adoption leaves a dead entry there for each row it moves, until a
+-- VACUUM, and a generic plan of `index_block_hash = '' AND microblock_hash = ANY(…)` chose one of those indexes
+-- (they all look empty to the planner) and read every entry, dead ones included: 830 on average per adoption over an
+-- 8,000-block generated chain, growing with the chain. `length(index_block_hash) = 0` says the same thing without
+-- matching those indexes' predicate.
 CREATE OR REPLACE FUNCTION microblocks_adopt(p_index_block_hash text, p_block_hash text, p_burn_block_time bigint,
   p_burn_block_height bigint, p_microblocks text[]) RETURNS void LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+  v_tx text[];
+  v_mb text[];
 BEGIN
-  UPDATE txs SET index_block_hash = p_index_block_hash, block_hash = p_block_hash,
-    burn_block_time = p_burn_block_time, burn_block_height = p_burn_block_height,
-    canonical = true, microblock_canonical = true
-  WHERE index_block_hash = '' AND microblock_hash = ANY(p_microblocks);
-  UPDATE events SET index_block_hash = p_index_block_hash, canonical = true, microblock_canonical = true
-  WHERE index_block_hash = '' AND microblock_hash = ANY(p_microblocks);
+  WITH u AS (
+    UPDATE txs SET index_block_hash = p_index_block_hash, block_hash = p_block_hash,
+      burn_block_time = p_burn_block_time, burn_block_height = p_burn_block_height,
+      canonical = true, microblock_canonical = true
+    WHERE microblock_hash = ANY(p_microblocks) AND length(index_block_hash) = 0
+    RETURNING tx_id, microblock_hash
+  ) SELECT COALESCE(array_agg(u.tx_id), '{}'), COALESCE(array_agg(u.microblock_hash), '{}') INTO v_tx, v_mb FROM u;
+  UPDATE events e SET index_block_hash = p_index_block_hash, canonical = true, microblock_canonical = true
+  FROM unnest(v_tx, v_mb) AS k(tx_id, microblock_hash)
+  WHERE e.tx_id = k.tx_id AND e.microblock_hash = k.microblock_hash AND length(e.index_block_hash) = 0;
   UPDATE microblocks SET index_block_hash = p_index_block_hash, block_hash = p_block_hash, canonical = true,
     microblock_canonical = true
   WHERE index_block_hash = '' AND microblock_hash = ANY(p_microblocks);
