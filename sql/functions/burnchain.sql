@@ -63,7 +63,10 @@ SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   v_low bigint;
 BEGIN
-  SELECT min(b.burn_block_height) INTO v_low FROM blocks b WHERE b.index_block_hash = ANY(blocks);
+  -- min over a subquery (OFFSET 0): as a plain min() the planner read blocks_burn_height upward from the bottom until
+  -- one of these blocks came up, expecting them anywhere; they are the newest, so it read nearly every block each time
+  -- (15 ms per batch on average, and growing, over an 8,000-block import)
+  SELECT min(k.h) INTO v_low FROM (SELECT b.burn_block_height AS h FROM blocks b WHERE b.index_block_hash = ANY(blocks) OFFSET 0) k;
   IF v_low IS NOT NULL THEN
     PERFORM burn_block_ordinals_renumber(v_low);
   END IF;
