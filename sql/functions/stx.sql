@@ -198,22 +198,13 @@ CREATE OR REPLACE FUNCTION stx_inbound_rows(blocks text[]) RETURNS TABLE (recipi
   WHERE e.index_block_hash = ANY(blocks) AND e.index_block_hash <> '' AND e.microblock_canonical
     AND e.event_type = 'stx_asset' AND e.recipient IS NOT NULL
   UNION ALL
-  -- arms 2 and 3 test the recipient outside a subquery (OFFSET 0): inside, `recipient IS NOT NULL` let the planner AND
-  -- the partial index on every such row (events_recipient, txs_recipient) with the blocks' own rows, reading the whole
-  -- index each time (3,536 entries per call on average over an 8,000-block import, growing with the chain)
-  SELECT k.recipient, 2::smallint FROM (
-    SELECT e.recipient FROM events e
-    WHERE e.index_block_hash = ANY(blocks) AND e.index_block_hash <> '' AND e.microblock_canonical
-      AND e.event_type = 'stx_asset' AND (e.api -> 'asset' ->> 'memo') IS NOT NULL
-    OFFSET 0) k
-  WHERE k.recipient IS NOT NULL
+  SELECT e.recipient, 2::smallint FROM events e
+  WHERE e.index_block_hash = ANY(blocks) AND e.index_block_hash <> '' AND e.microblock_canonical
+    AND e.event_type = 'stx_asset' AND e.recipient IS NOT NULL AND (e.api -> 'asset' ->> 'memo') IS NOT NULL
   UNION ALL
-  SELECT k.recipient, 3::smallint FROM (
-    SELECT t.token_transfer_recipient AS recipient FROM txs t
-    WHERE t.index_block_hash = ANY(blocks) AND t.index_block_hash <> '' AND t.microblock_canonical
-      AND t.tx_type = 'token_transfer'
-    OFFSET 0) k
-  WHERE k.recipient IS NOT NULL
+  SELECT t.token_transfer_recipient, 3::smallint FROM txs t
+  WHERE t.index_block_hash = ANY(blocks) AND t.index_block_hash <> '' AND t.microblock_canonical
+    AND t.tx_type = 'token_transfer' AND t.token_transfer_recipient IS NOT NULL
 $$;
 
 -- Derived hook: adds (+1) or removes (-1) the given blocks' rows of each arm per recipient.
