@@ -13,8 +13,10 @@
 -- statements' fixed cost for ten transactions; called with a few hundred it costs about a sixth as much per block
 -- (9,000 blocks of the generated chain: 8.8 ms → 1.5 ms per block for all of them). When the projector applies a batch
 -- of more than one message it sets `stacks_pulse.defer_derived` for its transaction; derived_apply then records each
--- block's sign in derived_deferred instead of applying it, and derived_flush(), called by the projector just before it
--- moves its place in the log, applies the net effect: the blocks that ended the batch non-canonical (-1) first, then
+-- block's sign in derived_deferred instead of applying it, and derived_flush() applies the net effect of every flip
+-- recorded in the tables it sees (called in the batch's transaction before it commits, or by the projector's second
+-- connection right after, in a REPEATABLE READ transaction: then the net effect of several committed batches at
+-- once, which is that of one larger batch): the blocks that ended the batch non-canonical (-1) first, then
 -- the ones that ended it canonical (+1), as the one-message path does for a reorg. A block that became canonical and
 -- was orphaned again inside the batch (or the reverse) nets to 0 and is not applied at all (only the zero rows the
 -- one-message path leaves behind in the summed tables are written: derived_touch).

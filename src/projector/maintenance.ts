@@ -72,7 +72,7 @@ export class Maintenance {
    * each page reclaims as it is read, but the deleted rows of mempool_pending still need a VACUUM. So where autovacuum
    * is off (PGlite reports it on) the projector vacuums them itself, in the background: mempool_pending every
    * VACUUM_PENDING_EVERY applied messages, both tables every `vacuumEvery`. The tables a batch fills with its deferred
-   * derived rows and empties before it commits (derived_deferred, nft_custody_deferred) go with mempool_pending: left
+   * derived rows and empties once they are applied (derived_deferred, nft_custody_deferred) go with mempool_pending: left
    * alone they grew by every row ever deferred (3.3 MB of dead rows after 2,000 blocks), and each batch's flush read
    * them whole (on a 30,000-block import, NFT custody's flush went from 18 to 72 ms).
    */

@@ -11,6 +11,8 @@ export interface ProjectorMetrics {
   blocks_sent_ahead: number;
   /** batches applied again, each block waiting, because a block sent ahead missed the one-statement path */
   send_ahead_retries: number;
+  /** batches whose derived tables were applied after their commit, on the flusher's connection (ProjectorOptions.derivedBehind) */
+  derived_behind: number;
   /** ms from acknowledgement to projection commit, over the last 4,096 messages acknowledged by this process */
   lag_ms: { samples: number; p50: number | null; p99: number | null; max: number | null };
   failure: { id: number; reason: string; at: string } | null;
@@ -23,6 +25,7 @@ export class ProjectorCounters {
   batches = 0;
   blocksSentAhead = 0;
   sendAheadRetries = 0;
+  derivedBehind = 0;
   private readonly lags = new Float64Array(LAG_SAMPLES);
   private lagCount = 0;
 
@@ -46,6 +49,7 @@ export class ProjectorCounters {
       batches: this.batches,
       blocks_sent_ahead: this.blocksSentAhead,
       send_ahead_retries: this.sendAheadRetries,
+      derived_behind: this.derivedBehind,
       lag_ms: { samples: n, p50: q(0.5), p99: q(0.99), max: n ? Math.round(sorted[n - 1] * 10) / 10 : null },
       failure: failure ? { id: failure.id, reason: failure.reason, at: failure.at.toISOString() } : null,
     };

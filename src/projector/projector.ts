@@ -8,6 +8,12 @@
  * behind (a node syncing, an import, a restart after downtime), a batch takes up to `maxBatch` messages and pays one
  * commit for all of them.
  *
+ * Derived tables behind: a batch of several messages records its blocks' flips (sql/functions/derived.sql) and
+ * commits without applying them; a second connection applies them right after (flushLoop), while this one applies the
+ * next batch, and only then does the batch count as applied (listeners, settled(), the status routes through
+ * projector_derived). A batch of one message, or one whose last message is pushed, first waits for every flip owed and
+ * then writes its derived tables in its own transaction, as before.
+ *
  * Push: a batch ends after any message the push publisher records (pushOutbox), so its listeners see the database as
  * of that message, as they did when each message had its own transaction (a subscriber never sees a state the REST
  * API would deny, nor a later one in a message about an earlier change).
@@ -20,7 +26,7 @@ import type { Logger } from 'pino';
 import type { Sql } from '../store/sql.js';
 import { applyMessage, FastPathMissed, minedByNextBlock, sendsWithoutWaiting, type SentTip, type LoggedUpdate } from '../store/ingest/index.js';
 import type { IngestResult } from '../store/ingest/result.js';
-import { flushDerived, lockProjector, logBodies, markApplied, pendingMessages, recordProjectorFailure, logPosition, type PendingMessage } from '../store/event-log.js';
+import { flushDeferredDerived, flushDerived, lockProjector, logBodies, markApplied, pendingMessages, recordProjectorFailure, logPosition, type PendingMessage } from '../store/event-log.js';
 import { isPushable, type ChainUpdate } from '../chain/types.js';
 import type { DecodeInput, DecodeResult } from '../chain/decoded.js';
 import { countProjectorFailure } from '../metrics.js';
@@ -63,7 +69,18 @@ export interface ProjectorOptions {
    * another process's appends) in worker threads; without it they are decoded one by one in this thread.
    */
   decodeMany?: LogBatchDecoder;
+  /**
+   * A batch of several messages that no push publication waits for leaves its derived tables to a second connection,
+   * which applies them after the batch commits while the next batch is applied (default true; false: in the batch's
+   * own transaction, as a batch that pushes does).
+   */
+  derivedBehind?: boolean;
 }
+
+type Batch = (LoggedUpdate & { outbox: boolean; ackedAt?: number })[];
+
+/** committed batches whose derived tables a flush behind has not applied yet, at most (the next one waits) */
+const MAX_BEHIND = 2;
 
 interface Known extends LoggedUpdate {
   /** performance.now() when the append committed */
@@ -80,7 +97,12 @@ export class Projector {
   private readonly applyingHooks: ((tx: Sql, applied: AppliedMessage[]) => Promise<unknown>)[] = [];
   private readonly known = new Map<number, Known>();
   private knownChars = 0;
+  /** the last message whose batch committed and whose derived tables are applied: what settled() and status report */
   private applied = 0;
+  /** the last message whose batch committed (ahead of `applied` while a flush behind is owed) */
+  private committedId = 0;
+  /** ends the flusher's pause after a failure (stop) */
+  private flusherWake: (() => void) | undefined;
   private newest = 0;
   private waiters: { id: number; resolve: () => void }[] = [];
   /** resolves once run() has read the log's position (settled() waits for it) */
@@ -97,6 +119,13 @@ export class Projector {
   private readonly maxKnownChars: number;
   private readonly retry: { min: number; max: number };
   private readonly decodeMany: LogBatchDecoder | undefined;
+  private readonly derivedBehind: boolean;
+  /** committed batches whose deferred derived flips are not applied yet (oldest first): their listeners wait */
+  private readonly behind: { batch: Batch; results: IngestResult[] }[] = [];
+  /** deferred flips may be waiting in the database (committed batches, or a previous run's) */
+  private flushOwed = false;
+  /** the flush behind in progress (flushLoop) */
+  private flusher: Promise<void> | undefined;
 
   constructor(
     private readonly sql: Sql,
@@ -110,6 +139,7 @@ export class Projector {
     this.retry = opts.retryMs ?? { min: 250, max: 30_000 };
     this.maintenance = new Maintenance(sql, log, () => this.counters.messagesApplied, opts.vacuumEvery ?? VACUUM_EVERY);
     this.decodeMany = opts.decodeMany;
+    this.derivedBehind = opts.derivedBehind ?? true;
     this.ready = new Promise((resolve) => (this.loaded = resolve));
   }
 
@@ -140,7 +170,9 @@ export class Projector {
   async stop(): Promise<void> {
     this.stopping = true;
     this.kick();
+    this.flusherWake?.();
     await this.loop;
+    await this.flusher;
     this.loop = undefined;
   }
 
@@ -244,6 +276,7 @@ export class Projector {
         // process appends (an import re-run whose lines are all logged already must still apply the rest)
         const at = await logPosition(this.sql);
         this.applied = at.applied;
+        this.committedId = at.applied;
         this.newest = Math.max(this.newest, at.logged);
         break;
       } catch (err) {
@@ -253,12 +286,15 @@ export class Projector {
     }
     this.newest = Math.max(this.newest, this.applied);
     this.loaded();
+    // a previous run may have committed batches whose derived flips it did not apply (it stopped or crashed first)
+    this.flushOwed = true;
+    this.kickFlusher();
     while (!this.stopping) {
-      let batch: (LoggedUpdate & { outbox: boolean; ackedAt?: number })[];
+      let batch: Batch;
       try {
-        batch = await this.nextBatch(isolateUpTo > this.applied ? 1 : this.maxBatch);
+        batch = await this.nextBatch(isolateUpTo > this.committedId ? 1 : this.maxBatch);
       } catch (err) {
-        await this.failed(this.applied + 1, err, pause);
+        await this.failed(this.committedId + 1, err, pause);
         pause = Math.min(pause * 2, this.retry.max);
         continue;
       }
@@ -269,8 +305,17 @@ export class Projector {
       }
       let results: IngestResult[] | undefined;
       const waitEach = sendAheadOffUpTo >= batch[0].id;
+      // several messages, none of them published: the derived tables follow on the flusher's connection; otherwise
+      // (one message at the tip, or a batch whose last message is pushed, whose listeners read the derived tables as
+      // of its commit) they are applied in the batch's transaction, after every flip owed from earlier batches
+      const behind = this.derivedBehind && batch.length > 1 && !batch.some((m) => m.outbox);
+      if (!behind) {
+        if (!(await this.drained())) break;
+      } else {
+        while (this.behind.length >= MAX_BEHIND && this.flusher) await this.flusher;
+      }
       try {
-        results = await this.apply(batch, waitEach);
+        results = await this.apply(batch, waitEach, behind);
       } catch (err) {
         if (err instanceof FastPathMissed && !waitEach) {
           // a block sent ahead took the general path after all: the same batch again, each block waiting
@@ -292,28 +337,110 @@ export class Projector {
         this.log.info({ id: this.failure.id }, 'projector: the message that failed is applied now');
         this.failure = undefined;
       }
-      this.counters.committed(batch);
-      this.maintenance.committed();
-      for (let i = 0; i < batch.length; i++) {
-        const m = batch[i];
-        for (const l of this.listeners) {
-          try {
-            await l({ path: m.path, update: m.update, result: results[i], outbox: m.outbox });
-          } catch (err) {
-            this.log.error({ err }, 'committed-message listener failed');
-          }
-        }
-      }
-      this.applied = batch[batch.length - 1].id;
+      this.committedId = batch[batch.length - 1].id;
       this.forgetApplied();
-      this.settle();
+      if (behind) {
+        this.behind.push({ batch, results });
+        this.flushOwed = true;
+        this.kickFlusher();
+      } else {
+        await this.dispatch(batch, results);
+      }
     }
+    await this.flusher;
     this.settle();
   }
 
+  /** A batch is committed with its derived tables: its listeners, in log order, then it counts as applied. */
+  private async dispatch(batch: Batch, results: IngestResult[]): Promise<void> {
+    this.counters.committed(batch);
+    this.maintenance.committed();
+    for (let i = 0; i < batch.length; i++) {
+      const m = batch[i];
+      for (const l of this.listeners) {
+        try {
+          await l({ path: m.path, update: m.update, result: results[i], outbox: m.outbox });
+        } catch (err) {
+          this.log.error({ err }, 'committed-message listener failed');
+        }
+      }
+    }
+    this.applied = Math.max(this.applied, batch[batch.length - 1].id);
+    this.settle();
+  }
+
+  /** Starts the flush behind when flips are owed and none is running. */
+  private kickFlusher(): void {
+    if (this.flusher || !this.flushOwed) return;
+    this.flusher = this.flushLoop().finally(() => {
+      this.flusher = undefined;
+      if (this.flushOwed && !this.stopping) this.kickFlusher();
+    });
+  }
+
+  /**
+   * The flush behind: on a connection of its own, applies the flips deferred by every batch committed so far
+   * (flushDeferredDerived), then hands those batches to the listeners; again while batches keep committing. A
+   * failure (the database is down, a serialization failure) is retried with a pause doubling up to 30 s; the flips
+   * stay in the database meanwhile, and a stop leaves them to the next start.
+   */
+  private async flushLoop(): Promise<void> {
+    let pause = this.retry.min;
+    let failures = 0;
+    while (this.flushOwed) {
+      const n = this.behind.length;
+      this.flushOwed = false;
+      try {
+        await flushDeferredDerived(this.sql);
+      } catch (err) {
+        this.flushOwed = true;
+        if (this.stopping) return;
+        countProjectorFailure();
+        const reason = `applying the derived tables of committed batches: ${(err as Error)?.message ?? String(err)}`;
+        // shown by the status routes as the projector's failure: nothing counts as applied until this succeeds
+        this.failure = { id: this.behind[0]?.batch[0].id ?? this.applied + 1, reason, at: new Date() };
+        if (failures++ === 0) this.log.error({ err, retry_ms: pause }, `projector: ${reason} (retrying)`);
+        else this.log.warn({ retry_ms: pause, reason }, 'projector: applying the derived tables of committed batches still fails');
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, pause);
+          timer.unref?.();
+          const self = this;
+          function done() {
+            clearTimeout(timer);
+            self.flusherWake = undefined;
+            resolve();
+          }
+          this.flusherWake = done;
+        });
+        pause = Math.min(pause * 2, this.retry.max);
+        continue;
+      }
+      if (failures) {
+        this.log.info('projector: the derived tables of the committed batches are applied now');
+        this.failure = undefined;
+      }
+      failures = 0;
+      pause = this.retry.min;
+      for (const b of this.behind.splice(0, n)) {
+        this.counters.derivedBehind++;
+        await this.dispatch(b.batch, b.results);
+      }
+    }
+  }
+
+  /** Waits until no deferred flip is owed; false when stopping first. */
+  private async drained(): Promise<boolean> {
+    while (this.flushOwed || this.flusher) {
+      if (this.stopping) return false;
+      this.kickFlusher();
+      await this.flusher;
+    }
+    return true;
+  }
+
   /** The next messages after the applied one, decoded, cut after the first one the push publisher records. */
-  private async nextBatch(limit: number): Promise<(LoggedUpdate & { outbox: boolean; ackedAt?: number })[]> {
-    const rows = await pendingMessages(this.sql, this.applied, limit);
+  private async nextBatch(limit: number): Promise<Batch> {
+    const rows = await pendingMessages(this.sql, this.committedId, limit);
     if (!rows.length) return [];
     const take: typeof rows = [];
     let chars = 0;
@@ -325,7 +452,7 @@ export class Projector {
     const missing = take.filter((r) => !this.known.has(r.id)).map((r) => r.id);
     const bodies = await logBodies(this.sql, missing);
     const pooled = await this.decodeLogged(take, bodies);
-    const batch: (LoggedUpdate & { outbox: boolean; ackedAt?: number })[] = [];
+    const batch: Batch = [];
     for (const r of take) {
       const k = this.known.get(r.id);
       let m: LoggedUpdate & { ackedAt?: number };
@@ -372,13 +499,13 @@ export class Projector {
   }
 
   /** One transaction for the batch; undefined when another projector had moved past this one's place. */
-  private async apply(batch: (LoggedUpdate & { outbox: boolean })[], sendAheadOff = false): Promise<IngestResult[] | undefined> {
+  private async apply(batch: Batch, sendAheadOff = false, behind = false): Promise<IngestResult[] | undefined> {
     const outcome = (await this.sql.begin(async (tx) => {
       const t = tx as unknown as Sql;
       // a batch computes the derived tables once, for the net flips of its blocks (sql/0100_derived_batches.sql)
       const deferred = batch.length > 1;
       const committed = await lockProjector(t, deferred);
-      if (committed !== this.applied) return { moved: committed };
+      if (committed !== this.committedId) return { moved: committed };
       // Pipelined (sendsWithoutWaiting): a message that does not depend on an answer is sent without waiting for
       // the previous one's, so PostgreSQL works while this process prepares the next statements; any other message
       // waits for everything sent before it and for its own answers. A failed statement fails the batch as before.
@@ -414,25 +541,27 @@ export class Projector {
       }
       await Promise.all(inflight);
       this.counters.blocksSentAhead += sentAhead;
-      if (deferred) await flushDerived(t);
+      if (deferred && !behind) await flushDerived(t);
       for (const h of this.applyingHooks) await h(t, batch.map((m, i) => ({ update: m.update, result: results[i] })));
-      await markApplied(t, batch[batch.length - 1].id);
+      await markApplied(t, batch[batch.length - 1].id, !behind);
       return { results };
     })) as unknown as { moved?: number; results?: IngestResult[] };
     // `applied` moves once the listeners have had the batch (run()): GET /status never reports a message applied
     // that the push publisher has not yet been handed
     if (outcome.results) return outcome.results;
     // another projector (another process) applied these messages, or the state was reset: the database is right
-    this.log.warn({ ours: this.applied, theirs: outcome.moved }, 'projector: the log position moved under this projector');
+    this.log.warn({ ours: this.committedId, theirs: outcome.moved }, 'projector: the log position moved under this projector');
+    await this.drained();
     this.applied = outcome.moved ?? 0;
+    this.committedId = this.applied;
     this.forgetApplied();
     return undefined;
   }
 
-  /** Drops the decoded copies of the messages up to the applied one. */
+  /** Drops the decoded copies of the messages up to the last committed one. */
   private forgetApplied(): void {
     for (const [id, k] of this.known) {
-      if (id > this.applied) continue;
+      if (id > this.committedId) continue;
       this.knownChars -= k.body.length;
       this.known.delete(id);
     }

@@ -156,7 +156,7 @@ async function createDatabase(prefix: string, template: string | undefined): Pro
  * Empties every chain-data table of a migrated database, so one database can take fixture after fixture: keeps the
  * migrations' bookkeeping and configuration (schema_migrations, schema_functions, cache_version, api_keys, the derived-table registry,
  * the BNS-V2 contract list) and restores the singleton rows the migrations seed (the unfiltered tx total, the
- * microblock count and the projector's place in the log). The recorded network (chain_network) goes too: the next fixture may be of the other network.
+ * microblock count and the projector's places in the log). The recorded network (chain_network) goes too: the next fixture may be of the other network.
  */
 export async function emptyChainTables(sql: import('../../src/store/sql.js').Sql): Promise<void> {
   const tables = await sql<{ t: string }[]>`
@@ -166,4 +166,5 @@ export async function emptyChainTables(sql: import('../../src/store/sql.js').Sql
   await sql`INSERT INTO tx_list_total (id, n) VALUES (true, 0)`;
   await sql`INSERT INTO microblock_stream_count (id, n) VALUES (true, 0)`;
   await sql`INSERT INTO projector_state (id, applied_id) VALUES (1, 0)`;
+  await sql`INSERT INTO projector_derived (id, applied_id) VALUES (1, 0)`;
 }

@@ -46,6 +46,7 @@ const NOT_DERIVED = new Set([
   'push_messages',
   'push_outbox',
   'projector_state',
+  'projector_derived',
   'chain_network',
   'bns_imports',
   'bns_v2_contracts',
@@ -72,8 +73,10 @@ export async function dumpEverything(sql: Sql): Promise<Record<string, readonly 
     const rows = await sql.unsafe<{ r: string }[]>(`SELECT (to_jsonb(x) - $1::text[])::text AS r FROM "${t}" x`, [VOLATILE_COLUMNS]);
     out[t] = rows.map((r) => r.r).sort();
   }
-  const [p] = await sql<{ applied_id: string }[]>`SELECT applied_id::text FROM projector_state`;
-  out.projector_state = [p?.applied_id ?? null];
+  // the log positions: where the projector resumes, and how far the derived tables are applied (equal once it is done)
+  const [p] = await sql<{ applied_id: string; derived_id: string | null }[]>`
+    SELECT applied_id::text, (SELECT applied_id::text FROM projector_derived) AS derived_id FROM projector_state`;
+  out.projector_state = [p?.applied_id ?? null, p?.derived_id ?? null];
   return out;
 }
 

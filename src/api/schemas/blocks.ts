@@ -138,6 +138,7 @@ export const IngestStatusResponse = component(
         batches: z.int(),
         blocks_sent_ahead: z.int().describe('blocks sent without waiting for the answers to the statements before them (pipelined)'),
         send_ahead_retries: z.int().describe('batches applied again, each block waiting, because a block sent ahead missed the one-statement path'),
+        derived_behind: z.int().describe("batches whose derived tables were applied just after their commit, on a second connection, while the next batch was applied"),
         lag_ms: z.object({ samples: z.int(), p50: z.number().nullable(), p99: z.number().nullable(), max: z.number().nullable() }),
         failure: z.object({ id: z.int(), reason: z.string(), at: z.string() }).nullable(),
       })
