@@ -28,6 +28,7 @@ import { readFixture } from '../helpers/fixtures.js';
 import { createFixtureDatabase } from '../helpers/fixture-db.js';
 import { dumpDatabase, dumpEverything, rankSeq, rankSurrogateIds } from '../helpers/dump.js';
 import { connectDatabase } from '../../src/store/connect.js';
+import type { Sql } from '../../src/store/sql.js';
 import { migrate } from '../../src/store/migrate.js';
 import { DEFERRABLE_INDEXES, deferredIndexCount } from '../../src/store/bulk-indexes.js';
 import { createLogger } from '../../src/logger.js';
@@ -323,6 +324,22 @@ describe('import-events faults', () => {
     });
   }
 
+  /** A re-run of the import exits 0, applies everything logged, and leaves the tables of the clean import. */
+  async function reRunEqualsClean(url: string): Promise<void> {
+    const again = importAgain(url);
+    expect(again.status, again.stderr).toBe(0);
+    const done = await progressOf(url);
+    expect(done.applied).toBe(done.logged);
+    expect(await everythingOf(url)).toEqual(want);
+  }
+
+  /** Deferred derived-table flips committed and not applied yet. */
+  async function owedFlips(sql: Sql): Promise<number> {
+    const [r] = await sql<{ n: number }[]>`
+      SELECT ((SELECT count(*) FROM derived_deferred) + (SELECT count(*) FROM nft_custody_deferred))::int AS n`;
+    return r.n;
+  }
+
   /** SIGKILLs the import while the projector is inside the log (something applied, more logged than applied). */
   async function killMidBatch(url: string, run: ReturnType<typeof importChild>): Promise<{ applied: number; logged: number }> {
     let seen = { applied: 0, logged: 0 };
@@ -342,11 +359,7 @@ describe('import-events faults', () => {
     expect(seen.applied).toBeGreaterThan(0);
     const left = await progressOf(url);
     expect(left.logged, 'killed before the end').toBeGreaterThan(left.applied);
-    const again = importAgain(url);
-    expect(again.status, again.stderr).toBe(0);
-    const done = await progressOf(url);
-    expect(done.applied).toBe(done.logged);
-    expect(await everythingOf(url)).toEqual(want);
+    await reRunEqualsClean(url);
   }, 300_000);
 
   it('SIGKILLed with the API-only indexes deferred: the re-run builds them; the tables and indexes equal a clean import', async () => {
@@ -396,11 +409,6 @@ describe('import-events faults', () => {
   it('killed after batches committed but before their derived tables were applied, then PostgreSQL crashed: the owed flips survive, the next run applies them first; the tables equal a clean import', async () => {
     const url = await freshDatabase();
     const db = await connectDatabase({ databaseUrl: url, dataDir: '/nonexistent', max: 2 });
-    const owed = async () => {
-      const [r] = await db.sql<{ n: number }[]>`
-        SELECT ((SELECT count(*) FROM derived_deferred) + (SELECT count(*) FROM nft_custody_deferred))::int AS n`;
-      return r.n;
-    };
     let seen = 0;
     try {
       // the flush behind writes stx_totals; a batch's own transaction does not (its flips are deferred): holding a
@@ -410,7 +418,7 @@ describe('import-events faults', () => {
       await lock`BEGIN`;
       await lock`LOCK TABLE stx_totals IN EXCLUSIVE MODE`;
       const run = importChild(url);
-      for (let i = 0; i < 3000 && (seen = await owed()) === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 3000 && (seen = await owedFlips(db.sql)) === 0; i++) await new Promise((r) => setTimeout(r, 10));
       const progress = await progressOf(url);
       run.child.kill('SIGKILL');
       expect(await run.exit, run.output()).toBeNull();
@@ -425,17 +433,11 @@ describe('import-events faults', () => {
     await pg.start();
     const after = await connectDatabase({ databaseUrl: url, dataDir: '/nonexistent', max: 1 });
     try {
-      const [r] = await after.sql<{ n: number }[]>`
-        SELECT ((SELECT count(*) FROM derived_deferred) + (SELECT count(*) FROM nft_custody_deferred))::int AS n`;
-      expect(r.n, 'the owed flips are durable (ordinary tables, not emptied by crash recovery)').toBeGreaterThanOrEqual(seen);
+      expect(await owedFlips(after.sql), 'the owed flips are durable (ordinary tables, not emptied by crash recovery)').toBeGreaterThanOrEqual(seen);
     } finally {
       await after.close();
     }
-    const again = importAgain(url);
-    expect(again.status, again.stderr).toBe(0);
-    const done = await progressOf(url);
-    expect(done.applied).toBe(done.logged);
-    expect(await everythingOf(url)).toEqual(want);
+    await reRunEqualsClean(url);
   }, 300_000);
 });
 
