@@ -187,8 +187,9 @@ export function flushDerived(tx: Sql) {
 
 /**
  * Outside the projector's transaction, on a connection of its own: applies the derived-table flips that committed
- * batches deferred (derived_flush over every deferred row committed so far), then bumps the cache version so other
- * processes' HTTP caches drop answers read before the flush. REPEATABLE READ: the flush reads the base tables and the
+ * batches deferred (derived_flush over every deferred row committed so far) and records how far that reaches
+ * (projector_derived); when it applied something, it then bumps the cache version so other processes' HTTP caches
+ * drop answers read before the flush. REPEATABLE READ: the flush reads the base tables and the
  * deferred rows of one snapshot, i.e. of the same committed batches, whatever the projector commits meanwhile; that
  * equals one larger batch, which gives the same tables (test/projector). A concurrent change to a row it rewrites
  * (a block flipped again by a batch that committed meanwhile) is a serialization failure: the caller retries.
