@@ -8,11 +8,12 @@
  * behind (a node syncing, an import, a restart after downtime), a batch takes up to `maxBatch` messages and pays one
  * commit for all of them.
  *
- * Derived tables behind: a batch of several messages records its blocks' flips (sql/functions/derived.sql) and
- * commits without applying them; a second connection applies them right after (flushLoop), while this one applies the
- * next batch, and only then does the batch count as applied (listeners, settled(), the status routes through
- * projector_derived). A batch of one message, or one whose last message is pushed, first waits for every flip owed and
- * then writes its derived tables in its own transaction, as before.
+ * Derived tables behind (`derivedBehind`, which import-events sets): a batch of several messages records its blocks'
+ * flips (sql/functions/derived.sql) and commits without applying them; a second connection applies them right after
+ * (flushLoop), while this one applies the next batch, and only then does the batch count as applied (listeners,
+ * settled(), the status routes through projector_derived). A batch of one message, or one whose last message is pushed,
+ * first waits for every flip owed and then writes its derived tables in its own transaction, as every batch does
+ * without the option.
  *
  * Push: a batch ends after any message the push publisher records (pushOutbox), so its listeners see the database as
  * of that message, as they did when each message had its own transaction (a subscriber never sees a state the REST
