@@ -11,7 +11,7 @@ export interface ProjectorMetrics {
   blocks_sent_ahead: number;
   /** batches applied again, each block waiting, because a block sent ahead missed the one-statement path */
   send_ahead_retries: number;
-  /** batches whose derived tables were applied after their commit, on the flusher's connection (ProjectorOptions.derivedBehind) */
+  /** batches whose derived tables were applied after their commit, on the flusher's connection (ProjectorOptions.derivedBehindFrom) */
   derived_behind: number;
   /** ms from acknowledgement to projection commit, over the last 4,096 messages acknowledged by this process */
   lag_ms: { samples: number; p50: number | null; p99: number | null; max: number | null };

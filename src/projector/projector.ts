@@ -8,12 +8,12 @@
  * behind (a node syncing, an import, a restart after downtime), a batch takes up to `maxBatch` messages and pays one
  * commit for all of them.
  *
- * Derived tables behind (`derivedBehind`, which import-events sets): a batch of several messages records its blocks'
- * flips (sql/functions/derived.sql) and commits without applying them; a second connection applies them right after
+ * Derived tables behind (`derivedBehindFrom`): a batch of catch-up size (an import's every batch of several messages;
+ * in the service, one that only forms when the projection has fallen behind its node) records its blocks' flips
+ * (sql/functions/derived.sql) and commits without applying them; a second connection applies them right after
  * (flushLoop), while this one applies the next batch, and only then does the batch count as applied (listeners,
- * settled(), the status routes through projector_derived). A batch of one message, or one whose last message is pushed,
- * first waits for every flip owed and then writes its derived tables in its own transaction, as every batch does
- * without the option.
+ * settled(), the status routes through projector_derived). A smaller batch, or one whose last message is pushed, first
+ * waits for every flip owed and then writes its derived tables in its own transaction.
  *
  * Push: a batch ends after any message the push publisher records (pushOutbox), so its listeners see the database as
  * of that message, as they did when each message had its own transaction (a subscriber never sees a state the REST
@@ -71,16 +71,20 @@ export interface ProjectorOptions {
    */
   decodeMany?: LogBatchDecoder;
   /**
-   * A batch of several messages that no push publication waits for leaves its derived tables to a second connection,
-   * which applies them after the batch commits while the next batch is applied (import-events). Default false: in the
-   * batch's own transaction. A service that a node feeds over HTTP keeps the default: there the faster projection kept
-   * pace with the acknowledgements in batches of about a dozen messages, whose fixed costs took the CPU the observer
-   * needed (the 10,000-block file replayed over HTTP: 294 acknowledgements/s against 497 with the default).
+   * A batch of at least this many messages that no push publication waits for leaves its derived tables to a second
+   * connection, which applies them after the batch commits while the next batch is applied. import-events sets 2 (every
+   * batch of an import); Infinity keeps them in the batch's own transaction. Default DERIVED_BEHIND_FROM: a service
+   * that keeps pace with its node applies batches of a dozen messages or fewer in one transaction each (a flush behind
+   * for those cost the observer CPU: the 10,000-block file replayed over HTTP was acknowledged at 294 messages/s against
+   * 497), and only a projection that has fallen behind (a node replaying its backlog, a restart) overlaps the two.
    */
-  derivedBehind?: boolean;
+  derivedBehindFrom?: number;
 }
 
 type Batch = (LoggedUpdate & { outbox: boolean; ackedAt?: number })[];
+
+/** the service's ProjectorOptions.derivedBehindFrom: batches this large only form when the projection is behind */
+export const DERIVED_BEHIND_FROM = 100;
 
 /** committed batches whose derived tables a flush behind has not applied yet, at most (the next one waits) */
 const MAX_BEHIND = 2;
@@ -122,7 +126,7 @@ export class Projector {
   private readonly maxKnownChars: number;
   private readonly retry: { min: number; max: number };
   private readonly decodeMany: LogBatchDecoder | undefined;
-  private readonly derivedBehind: boolean;
+  private readonly derivedBehindFrom: number;
   /** committed batches whose deferred derived flips are not applied yet (oldest first): their listeners wait */
   private readonly behind: { batch: Batch; results: IngestResult[] }[] = [];
   /** deferred flips may be waiting in the database (committed batches, or a previous run's) */
@@ -142,7 +146,7 @@ export class Projector {
     this.retry = opts.retryMs ?? { min: 250, max: 30_000 };
     this.maintenance = new Maintenance(sql, log, () => this.counters.messagesApplied, opts.vacuumEvery ?? VACUUM_EVERY);
     this.decodeMany = opts.decodeMany;
-    this.derivedBehind = opts.derivedBehind ?? false;
+    this.derivedBehindFrom = Math.max(2, opts.derivedBehindFrom ?? DERIVED_BEHIND_FROM);
     this.ready = new Promise((resolve) => (this.loaded = resolve));
   }
 
@@ -308,10 +312,10 @@ export class Projector {
       }
       let results: IngestResult[] | undefined;
       const waitEach = sendAheadOffUpTo >= batch[0].id;
-      // several messages, none of them published: the derived tables follow on the flusher's connection; otherwise
-      // (one message at the tip, or a batch whose last message is pushed, whose listeners read the derived tables as
-      // of its commit) they are applied in the batch's transaction, after every flip owed from earlier batches
-      const behind = this.derivedBehind && batch.length > 1 && !batch.some((m) => m.outbox);
+      // a batch of catch-up size, none of its messages published: the derived tables follow on the flusher's
+      // connection; otherwise (a small batch, or one whose last message is pushed, whose listeners read the derived
+      // tables as of its commit) they are applied in the batch's transaction, after every flip owed from earlier batches
+      const behind = batch.length >= this.derivedBehindFrom && !batch.some((m) => m.outbox);
       if (!behind) {
         if (!(await this.drained())) break;
       } else {
