@@ -17,7 +17,6 @@ import { importBns } from './store/bns-import.js';
 import { ObserverPipeline } from './observer/pipeline.js';
 import { exportEvents, importEvents, ImportInterrupted } from './replay.js';
 import { createDecoder, defaultDecodeThreads } from './observer/decode-pool.js';
-import { IMPORT_GROWTH_STATISTICS_TARGET } from './projector/maintenance.js';
 import { runKeysCommand } from './auth/cli.js';
 import { StartupError } from './startup-error.js';
 import { errorPrefix, parseCommandLine } from './cli.js';
@@ -191,13 +190,8 @@ async function main(argv: string[]): Promise<void> {
         const pipelineLog = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
         // parsing, validation and transaction decoding run in worker threads, ahead of the database
         const decoder = createDecoder(config.decodeThreads ?? defaultDecodeThreads(), { log: pipelineLog });
-        // an import is all catch-up: a batch's derived tables follow on a second connection (ProjectorOptions.derivedBehindFrom),
-        // and its growth ANALYZEs sample coarsely (it ends with a full one)
-        const pipeline = new ObserverPipeline(db.sql, pipelineLog, {
-          chainId,
-          decoder,
-          projector: { derivedBehindFrom: 2, growthStatisticsTarget: IMPORT_GROWTH_STATISTICS_TARGET },
-        });
+        // an import is all catch-up: a batch's derived tables follow on a second connection (ProjectorOptions.derivedBehindFrom)
+        const pipeline = new ObserverPipeline(db.sql, pipelineLog, { chainId, decoder, projector: { derivedBehindFrom: 2 } });
         log.info({ decode_threads: decoder.threads }, decoder.threads ? 'import: decoding in worker threads' : 'import: decoding in the main thread');
         // Ctrl-C: stop after the chunk in flight (logged), then say so; what is logged is applied by the next run.
         const abort = new AbortController();

@@ -13,14 +13,6 @@ export const VACUUM_EVERY = 20_000;
  */
 export const VACUUM_PENDING_EVERY = 1_000;
 
-/**
- * The statistics target of an import's growth ANALYZEs (ProjectorOptions.growthStatisticsTarget): 3,000 rows sampled
- * per table instead of the default 30,000. On the first 12,000 lines of the 10,000-block generated chain a
- * whole-database ANALYZE took 0.31 s at this target and 2.57 s at the default (txs alone 1.29 s: its wide columns and
- * its expression indexes' JSON paths are read for every sampled row); an import runs a full one at its end.
- */
-export const IMPORT_GROWTH_STATISTICS_TARGET = 10;
-
 export class Maintenance {
   /** ANALYZE as the tables grow from empty (see refreshStatistics) */
   private analyzeAt = 64;
@@ -37,8 +29,6 @@ export class Maintenance {
     /** the projector's count of applied messages */
     private readonly messagesApplied: () => number,
     private readonly vacuumEvery = VACUUM_EVERY,
-    /** the statistics target of the growth ANALYZEs (refreshStatistics); the database's default when undefined */
-    private readonly growthTarget?: number,
   ) {
     this.vacuumAt = this.vacuumEvery;
     this.pendingVacuumAt = Math.min(VACUUM_PENDING_EVERY, this.vacuumEvery);
@@ -55,14 +45,12 @@ export class Maintenance {
    * re-analyzes it (once a minute at best): the statements' plans, made when the tables were nearly empty, go on
    * scanning whole tables. So the projector runs ANALYZE itself, in the background, each time its count of applied
    * messages doubles from 64 up to about a million; past that the tables are big enough for autovacuum's pace.
-   * They sample at `growthTarget` when one is set (an import, whose last step is a full ANALYZE): their job is to
-   * tell the projection's statements that a table is no longer empty, which a coarse sample does as well.
    */
   private refreshStatistics(): void {
     if (this.messagesApplied() < this.analyzeAt || this.analyzing || this.analyzeAt > 1 << 20) return;
     while (this.analyzeAt <= this.messagesApplied()) this.analyzeAt *= 2;
     this.analyzing = true;
-    analyzeDatabase(this.sql, this.growthTarget)
+    analyzeDatabase(this.sql)
       .catch((err: unknown) => this.log.warn({ err }, 'ANALYZE failed'))
       .finally(() => (this.analyzing = false));
   }

@@ -80,13 +80,6 @@ export interface ProjectorOptions {
    * A value below 2 counts as 2: a batch of one message always writes its own derived tables (the tip, push).
    */
   derivedBehindFrom?: number;
-  /**
-   * The statistics target of the ANALYZEs the projector runs while the database grows from empty (see Maintenance);
-   * the database's default when undefined. import-events sets IMPORT_GROWTH_STATISTICS_TARGET: it ends with a full
-   * ANALYZE (analyzeFully). An import interrupted before that leaves the coarse statistics to the next run's end, or to
-   * the service's own first ANALYZE (64 messages after it starts applying).
-   */
-  growthStatisticsTarget?: number;
 }
 
 type Batch = (LoggedUpdate & { outbox: boolean; ackedAt?: number })[];
@@ -152,7 +145,7 @@ export class Projector {
     this.maxBatchChars = opts.maxBatchChars ?? 32 * 1024 * 1024;
     this.maxKnownChars = opts.maxKnownChars ?? 64 * 1024 * 1024;
     this.retry = opts.retryMs ?? { min: 250, max: 30_000 };
-    this.maintenance = new Maintenance(sql, log, () => this.counters.messagesApplied, opts.vacuumEvery ?? VACUUM_EVERY, opts.growthStatisticsTarget);
+    this.maintenance = new Maintenance(sql, log, () => this.counters.messagesApplied, opts.vacuumEvery ?? VACUUM_EVERY);
     this.decodeMany = opts.decodeMany;
     this.derivedBehindFrom = Math.max(2, opts.derivedBehindFrom ?? DERIVED_BEHIND_FROM);
     this.ready = new Promise((resolve) => (this.loaded = resolve));

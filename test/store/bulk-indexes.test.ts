@@ -10,7 +10,6 @@ import { importEvents, shouldDeferIndexes, DEFER_INDEXES_MIN_BYTES } from '../..
 import { migrate } from '../../src/store/migrate.js';
 import { DEFERRABLE_INDEXES, deferIndexes, deferredIndexCount, ifNotExists, restoreDeferredIndexes } from '../../src/store/bulk-indexes.js';
 import { analyzeDatabase } from '../../src/store/maintenance.js';
-import { IMPORT_GROWTH_STATISTICS_TARGET } from '../../src/projector/maintenance.js';
 import type { Sql } from '../../src/store/sql.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { dumpDatabase } from '../helpers/dump.js';
@@ -46,10 +45,8 @@ describe('bulk import indexes', () => {
   it('an import that defers them ends with the same indexes and tables as one that keeps them', async () => {
     const file = path.join(FIXTURES_DIR, 'events', 'epoch-3-transition.tsv');
     const before = await indexDefs(a.sql);
-    // the projector's options of import-events (src/main.ts): its growth ANALYZEs sample coarsely
-    const projector = { derivedBehindFrom: 2, growthStatisticsTarget: IMPORT_GROWTH_STATISTICS_TARGET };
-    const deferred = await importEvents(file, testPipeline(a.sql, quiet, { projector }), quiet, { deferIndexes: 'on' });
-    const kept = await importEvents(file, testPipeline(b.sql, quiet, { projector }), quiet, { deferIndexes: 'off' });
+    const deferred = await importEvents(file, testPipeline(a.sql, quiet), quiet, { deferIndexes: 'on' });
+    const kept = await importEvents(file, testPipeline(b.sql, quiet), quiet, { deferIndexes: 'off' });
     expect(deferred.deferredIndexes).toBe(DEFERRABLE_INDEXES.length);
     expect(kept.deferredIndexes).toBeUndefined();
     expect(deferred.messages).toBe(kept.messages);
@@ -62,7 +59,6 @@ describe('bulk import indexes', () => {
   it('an import ends with statistics of the whole imported database', async () => {
     // both databases were imported by the test above; tx_id is unique, so ANALYZE puts every value in the histogram:
     // min(distinct values, statistics target + 1) bounds at the default target of 100, from an ANALYZE that saw them all
-    // (the import's own growth ANALYZEs sampled at IMPORT_GROWTH_STATISTICS_TARGET: at most 11 bounds)
     for (const db of [a, b]) {
       const [{ n }] = await db.sql<{ n: number }[]>`SELECT count(DISTINCT tx_id)::int AS n FROM txs`;
       expect(n).toBeGreaterThan(11);

@@ -13,7 +13,6 @@ import { createLogger } from '../../src/logger.js';
 import { stxBalance } from '../../src/answers/index.js';
 import { migrate } from '../../src/store/migrate.js';
 import { ChainGenerator } from '../../load/generator/index.js';
-import { IMPORT_GROWTH_STATISTICS_TARGET } from '../../src/projector/maintenance.js';
 import type { Sql } from '../../src/store/sql.js';
 
 const log = createLogger('silent');
@@ -55,14 +54,6 @@ const stxTotals: DerivedTable<Totals> = { name: 'stx_totals', read: maintained, 
 
 describe('stx_totals', () => {
   let db: TestDatabase;
-  const distinctTxIds = async () => (await db.sql<{ n: number }[]>`SELECT count(DISTINCT tx_id)::int AS n FROM txs`)[0].n;
-  /** how many histogram bounds txs.tx_id has in pg_stats (the planner's view of the last ANALYZE) */
-  const txIdBounds = async () => {
-    const [s] = await db.sql<{ bounds: number | null }[]>`
-      SELECT cardinality(histogram_bounds::text::text[]) AS bounds FROM pg_stats
-      WHERE schemaname = current_schema() AND tablename = 'txs' AND attname = 'tx_id'`;
-    return s?.bounds ?? null;
-  };
   beforeAll(async () => {
     db = await createTestDatabase('sp_totals');
   });
@@ -132,24 +123,6 @@ describe('stx_totals', () => {
     }
     expect(after).not.toBeNull();
     if (before) expect(after!.getTime()).toBeGreaterThan(before.getTime());
-    // at the database's default target (100; tx_id is unique, so every sampled value up to 101 is a histogram bound)
-    expect(await txIdBounds()).toBeGreaterThan(IMPORT_GROWTH_STATISTICS_TARGET + 1);
-  });
-
-  it('with a growth statistics target (import-events), those ANALYZEs sample at that target', async () => {
-    await reset();
-    await db.sql`ANALYZE txs`;
-    const pipeline = testPipeline(db.sql, log, { projector: { growthStatisticsTarget: IMPORT_GROWTH_STATISTICS_TARGET } });
-    const gen = new ChainGenerator({ blocks: 30, txsPerBlock: 2, seed: 'analyze', forks: false });
-    for await (const m of gen.messages()) expect((await applied(pipeline, m.path, m.body)).status).toBe(200);
-    expect(await distinctTxIds()).toBeGreaterThan(IMPORT_GROWTH_STATISTICS_TARGET + 1);
-    // the ANALYZE runs in the background after the 64th message: wait for the coarse histogram
-    let bounds = await txIdBounds();
-    for (let i = 0; i < 100 && bounds !== IMPORT_GROWTH_STATISTICS_TARGET + 1; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      bounds = await txIdBounds();
-    }
-    expect(bounds).toBe(IMPORT_GROWTH_STATISTICS_TARGET + 1);
   });
 
   it('a database ingested before the migration gets its totals from what is stored', async () => {
