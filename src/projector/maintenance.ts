@@ -1,7 +1,7 @@
 /** What the projector does for the database in the background as it applies messages: ANALYZE and VACUUM. */
 import type { Logger } from 'pino';
 import type { Sql } from '../store/sql.js';
-import { analyzeDatabase, vacuumChurnedTables, autovacuumOff } from '../store/maintenance.js';
+import { analyzeDatabase, analyzeIndexedColumns, vacuumChurnedTables, autovacuumOff } from '../store/maintenance.js';
 
 /** applied messages between two background VACUUMs of mempool_txs and mempool_pending when autovacuum is off (the default) */
 export const VACUUM_EVERY = 20_000;
@@ -29,6 +29,8 @@ export class Maintenance {
     /** the projector's count of applied messages */
     private readonly messagesApplied: () => number,
     private readonly vacuumEvery = VACUUM_EVERY,
+    /** what the growth ANALYZEs cover (ProjectorOptions.growthStatistics) */
+    private readonly growthStatistics: 'all' | 'indexed' = 'all',
   ) {
     this.vacuumAt = this.vacuumEvery;
     this.pendingVacuumAt = Math.min(VACUUM_PENDING_EVERY, this.vacuumEvery);
@@ -45,12 +47,14 @@ export class Maintenance {
    * re-analyzes it (once a minute at best): the statements' plans, made when the tables were nearly empty, go on
    * scanning whole tables. So the projector runs ANALYZE itself, in the background, each time its count of applied
    * messages doubles from 64 up to about a million; past that the tables are big enough for autovacuum's pace.
+   * With growthStatistics 'indexed' (an import, which ends with a whole ANALYZE), only the columns indexes name: about a
+   * third less work for the same statistics on every column a plan of the projector's statements rests on.
    */
   private refreshStatistics(): void {
     if (this.messagesApplied() < this.analyzeAt || this.analyzing || this.analyzeAt > 1 << 20) return;
     while (this.analyzeAt <= this.messagesApplied()) this.analyzeAt *= 2;
     this.analyzing = true;
-    analyzeDatabase(this.sql)
+    (this.growthStatistics === 'indexed' ? analyzeIndexedColumns(this.sql) : analyzeDatabase(this.sql))
       .catch((err: unknown) => this.log.warn({ err }, 'ANALYZE failed'))
       .finally(() => (this.analyzing = false));
   }

@@ -80,6 +80,11 @@ export interface ProjectorOptions {
    * A value below 2 counts as 2: a batch of one message always writes its own derived tables (the tip, push).
    */
   derivedBehindFrom?: number;
+  /**
+   * What the ANALYZEs run as the tables grow from empty analyze: 'all' columns (the default), or only the 'indexed'
+   * ones (analyzeIndexedColumns), for a caller that runs a whole ANALYZE at the end (import-events: analyzeFully).
+   */
+  growthStatistics?: 'all' | 'indexed';
 }
 
 type Batch = (LoggedUpdate & { outbox: boolean; ackedAt?: number })[];
@@ -145,7 +150,7 @@ export class Projector {
     this.maxBatchChars = opts.maxBatchChars ?? 32 * 1024 * 1024;
     this.maxKnownChars = opts.maxKnownChars ?? 64 * 1024 * 1024;
     this.retry = opts.retryMs ?? { min: 250, max: 30_000 };
-    this.maintenance = new Maintenance(sql, log, () => this.counters.messagesApplied, opts.vacuumEvery ?? VACUUM_EVERY);
+    this.maintenance = new Maintenance(sql, log, () => this.counters.messagesApplied, opts.vacuumEvery ?? VACUUM_EVERY, opts.growthStatistics);
     this.decodeMany = opts.decodeMany;
     this.derivedBehindFrom = Math.max(2, opts.derivedBehindFrom ?? DERIVED_BEHIND_FROM);
     this.ready = new Promise((resolve) => (this.loaded = resolve));

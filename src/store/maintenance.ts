@@ -38,6 +38,37 @@ export async function analyzeDatabase(sql: Sql, target?: number, parallel = 1): 
   await Promise.all(Array.from({ length: Math.min(parallel, tables.length) }, worker));
 }
 
+/**
+ * ANALYZE of every table of the current schema, but only of the columns an index of the table names (its key columns,
+ * and those its expressions and predicate read); a table no index names a column of is analyzed whole. The planner's
+ * choices for the projector's statements rest on those columns; the others (payloads: raw transactions, results, event
+ * values, JSON) cost ANALYZE as much as the rest together and steer no plan of those statements. An import's growth
+ * ANALYZEs use it (src/projector/maintenance.ts); its last ANALYZE is whole. The statistics each column gets are the
+ * same as a whole ANALYZE's at the same target: same sample size, same rules.
+ */
+export async function analyzeIndexedColumns(sql: Sql): Promise<void> {
+  const [r] = await sql<{ statement: string | null }[]>`
+    SELECT 'ANALYZE ' || string_agg(t.spec, ', ' ORDER BY t.spec) AS statement
+    FROM (
+      SELECT c.oid::regclass::text || COALESCE(' (' || (
+        SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum)
+        FROM pg_attribute a
+        WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND EXISTS (
+          SELECT 1 FROM pg_index i
+          WHERE i.indrelid = c.oid AND (
+            a.attnum = ANY (i.indkey::int2[])
+            -- columns an index's expressions or predicate read (recorded for indexes that back no constraint)
+            OR EXISTS (
+              SELECT 1 FROM pg_depend d
+              WHERE d.classid = 'pg_class'::regclass AND d.objid = i.indexrelid
+                AND d.refclassid = 'pg_class'::regclass AND d.refobjid = c.oid AND d.refobjsubid = a.attnum)))
+      ) || ')', '') AS spec
+      FROM pg_class c
+      WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'm')
+    ) t`;
+  if (r?.statement) await sql.unsafe(r.statement);
+}
+
 /** Whether autovacuum is off on this server. */
 export async function autovacuumOff(sql: Sql): Promise<boolean> {
   const [r] = await sql<{ off: boolean }[]>`SELECT current_setting('autovacuum') = 'off' AS off`;

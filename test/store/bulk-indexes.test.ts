@@ -9,7 +9,7 @@ import { createLogger } from '../../src/logger.js';
 import { importEvents, shouldDeferIndexes, DEFER_INDEXES_MIN_BYTES } from '../../src/replay.js';
 import { migrate } from '../../src/store/migrate.js';
 import { DEFERRABLE_INDEXES, deferIndexes, deferredIndexCount, ifNotExists, restoreDeferredIndexes } from '../../src/store/bulk-indexes.js';
-import { analyzeDatabase } from '../../src/store/maintenance.js';
+import { analyzeDatabase, analyzeIndexedColumns } from '../../src/store/maintenance.js';
 import type { Sql } from '../../src/store/sql.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { dumpDatabase } from '../helpers/dump.js';
@@ -66,6 +66,10 @@ describe('bulk import indexes', () => {
         SELECT cardinality(histogram_bounds::text::text[]) AS bounds FROM pg_stats
         WHERE schemaname = current_schema() AND tablename = 'txs' AND attname = 'tx_id'`;
       expect(s.bounds).toBe(Math.min(n, 101));
+      // the last ANALYZE is whole: a column no index names (the growth ANALYZEs leave those out) has statistics too
+      const [raw] = await db.sql<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM pg_stats WHERE schemaname = current_schema() AND tablename = 'txs' AND attname = 'raw_tx'`;
+      expect(raw.n).toBe(1);
     }
   });
 
@@ -118,6 +122,41 @@ describe('bulk import indexes', () => {
     await analyzeDatabase(a.sql, undefined, 2);
     expect(await bounds()).toEqual(tables.map((t) => [t, 101]));
     for (const t of tables) await a.sql.unsafe(`DROP TABLE ${t}`);
+  });
+
+  it('the indexed-columns ANALYZE covers the columns indexes name (keys, expressions, predicates) and no other', async () => {
+    await a.sql.unsafe(`CREATE TABLE analyze_cols_a (k integer, p integer, e integer, payload text)`);
+    await a.sql.unsafe(`CREATE INDEX analyze_cols_a_k ON analyze_cols_a (k) WHERE p > 0`);
+    await a.sql.unsafe(`CREATE INDEX analyze_cols_a_e ON analyze_cols_a ((e + 1))`);
+    await a.sql.unsafe(`CREATE TABLE analyze_cols_b (id integer PRIMARY KEY, payload text)`);
+    await a.sql.unsafe(`CREATE TABLE analyze_cols_c (v integer, payload text)`);
+    for (const t of ['analyze_cols_a', 'analyze_cols_b', 'analyze_cols_c']) {
+      const cols = t === 'analyze_cols_a' ? 'g, g, g, md5(g::text)' : 'g, md5(g::text)';
+      await a.sql.unsafe(`INSERT INTO ${t} SELECT ${cols} FROM generate_series(1, 300) g`);
+    }
+    const analyzed = async () =>
+      (
+        await a.sql<{ c: string }[]>`
+          SELECT tablename || '.' || attname AS c FROM pg_stats
+          WHERE schemaname = current_schema() AND tablename LIKE 'analyze_cols_%' ORDER BY 1`
+      ).map((r) => r.c);
+    expect(await analyzed()).toEqual([]);
+    await analyzeIndexedColumns(a.sql);
+    // a: the index key, the predicate's column and the expression's; b: its primary key; c (no index): every column
+    expect(await analyzed()).toEqual([
+      'analyze_cols_a.e',
+      'analyze_cols_a.k',
+      'analyze_cols_a.p',
+      'analyze_cols_b.id',
+      'analyze_cols_c.payload',
+      'analyze_cols_c.v',
+    ]);
+    // the statistics an indexed column gets are a whole ANALYZE's
+    const [k] = await a.sql<{ n: number }[]>`
+      SELECT cardinality(histogram_bounds::text::text[]) AS n FROM pg_stats
+      WHERE schemaname = current_schema() AND tablename = 'analyze_cols_a' AND attname = 'k'`;
+    expect(k.n).toBe(101);
+    for (const t of ['analyze_cols_a', 'analyze_cols_b', 'analyze_cols_c']) await a.sql.unsafe(`DROP TABLE ${t}`);
   });
 
   it('auto defers into an empty database for a large file, and while an earlier import left some deferred', async () => {
