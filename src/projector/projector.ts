@@ -59,7 +59,10 @@ export interface ProjectorOptions {
   maxBatch?: number;
   /** body characters per transaction at most (default 32 MB) */
   maxBatchChars?: number;
-  /** decoded messages kept in memory between the acknowledgement and the projection (default 64 MB of bodies) */
+  /**
+   * decoded messages kept in memory between the acknowledgement and the projection (default 64 MB of bodies; decoded, a
+   * message takes about three times its body's size in the heap: about 200 MB at the bound)
+   */
   maxKnownChars?: number;
   /** pause before retrying a failed message: doubles from min to max (ms; default 250 → 30,000) */
   retryMs?: { min: number; max: number };
