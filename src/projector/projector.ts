@@ -84,7 +84,7 @@ export interface ProjectorOptions {
    */
   derivedBehindFrom?: number;
   /**
-   * What the ANALYZEs run as the tables grow from empty analyze: 'all' columns (the default), or only the 'indexed'
+   * The columns the ANALYZEs run while the tables grow from empty cover: 'all' (the default), or only the 'indexed'
    * ones (analyzeIndexedColumns), for a caller that runs a whole ANALYZE at the end (import-events: analyzeFully).
    */
   growthStatistics?: 'all' | 'indexed';
