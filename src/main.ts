@@ -15,7 +15,7 @@ import { deferredIndexCount } from './store/bulk-indexes.js';
 import { completeBnsBackfill } from './store/bns-write.js';
 import { importBns } from './store/bns-import.js';
 import { ObserverPipeline } from './observer/pipeline.js';
-import { exportEvents, importEvents, ImportInterrupted } from './replay.js';
+import { exportEvents, importEvents, ImportInterrupted, IMPORT_PROJECTOR } from './replay.js';
 import { createDecoder, defaultDecodeThreads } from './observer/decode-pool.js';
 import { runKeysCommand } from './auth/cli.js';
 import { StartupError } from './startup-error.js';
@@ -190,13 +190,7 @@ async function main(argv: string[]): Promise<void> {
         const pipelineLog = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
         // parsing, validation and transaction decoding run in worker threads, ahead of the database
         const decoder = createDecoder(config.decodeThreads ?? defaultDecodeThreads(), { log: pipelineLog });
-        // an import is all catch-up: a batch's derived tables follow on a second connection (ProjectorOptions.derivedBehindFrom);
-        // it ends with a whole ANALYZE, so the ANALYZEs as the tables grow cover the indexed columns only
-        const pipeline = new ObserverPipeline(db.sql, pipelineLog, {
-          chainId,
-          decoder,
-          projector: { derivedBehindFrom: 2, growthStatistics: 'indexed' },
-        });
+        const pipeline = new ObserverPipeline(db.sql, pipelineLog, { chainId, decoder, projector: IMPORT_PROJECTOR });
         log.info({ decode_threads: decoder.threads }, decoder.threads ? 'import: decoding in worker threads' : 'import: decoding in the main thread');
         // Ctrl-C: stop after the chunk in flight (logged), then say so; what is logged is applied by the next run.
         const abort = new AbortController();

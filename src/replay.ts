@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import type { Logger } from 'pino';
 import type { Sql } from './store/sql.js';
 import type { ObserverPipeline } from './observer/pipeline.js';
+import type { ProjectorOptions } from './projector/projector.js';
 import type { DecodeResult } from './chain/decoded.js';
 import { normalizeObserverPath } from './observer/schemas.js';
 import { deferIndexes, deferredIndexCount, restoreDeferredIndexes, restoreLeftoverIndexes } from './store/bulk-indexes.js';
@@ -136,6 +137,13 @@ export function syncSettingsAdvice(s: WriteSettings, fileBytes: number): string[
  * took 2.8 (CREATE INDEX of a large table already uses parallel workers); 3 at once was slower than 2 (docs/benchmarks.md).
  */
 export const FINISH_PARALLEL = Math.max(2, Math.min(8, availableParallelism()));
+
+/**
+ * The projector of an import's pipeline (src/main.ts). An import is all catch-up: a batch's derived tables follow on a
+ * second connection (derivedBehindFrom). It ends with a whole ANALYZE (analyzeFully), so the ANALYZEs as the tables
+ * grow cover the indexed columns only (growthStatistics).
+ */
+export const IMPORT_PROJECTOR: ProjectorOptions = { derivedBehindFrom: 2, growthStatistics: 'indexed' };
 
 /**
  * Imports a TSV file in three overlapping stages: its lines are validated and decoded in chunks by the pipeline's
