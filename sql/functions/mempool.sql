@@ -384,8 +384,8 @@ BEGIN
   -- the pruned txs of mempool_same_nonce(p_ids), read once with what the re-dropped ones are told apart by, in tx id
   -- order. Duplicates go by tx id alone, and every sort compares bytes (`COLLATE "C"`: a tx id is 0x and lowercase hex,
   -- which every collation orders alike). Removing them with two UNIONs over whole rows, then four sorts under the
-  -- database's collation, took 40% of a restore whose group held 2,000 txs (one miner losing fork after fork at the
-  -- same nonce, as on the generated chains).
+  -- database's collation, took 40% of a restore whose group of 2,000 txs (one miner losing fork after fork at the same
+  -- nonce, as on the generated chains) was in shared buffers; when it is not, reading its rows is what costs.
   WITH h AS (
     SELECT DISTINCT ON (x.tx_id COLLATE "C") x.tx_id, x.sender_address, x.sponsor_address, x.nonce FROM (
       SELECT g.tx_id, g.sender_address, g.sponsor_address, g.nonce FROM mempool_same_nonce_rows_all(p_ids) g WHERE g.pruned
