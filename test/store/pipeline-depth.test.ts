@@ -17,12 +17,12 @@ describe('pipeline depth', () => {
       // 300 statements behind one that sleeps, in one transaction: all of them are written to the server while it
       // sleeps (the driver marks a statement it has written with the server's state), and answered in order
       let written = 0;
-      const sleep = (tx: typeof db.sql, s: number) => tx`SELECT pg_sleep(${s})`;
-      const select = (tx: typeof db.sql, i: number) => tx`SELECT ${i}::int AS i`;
       const answers = await db.sql.begin(async (tx) => {
+        const sleep = (s: number) => tx`SELECT pg_sleep(${s})`;
+        const select = (i: number) => tx`SELECT ${i}::int AS i`;
         // a statement the connection has not described yet waits for its description before the next one goes
-        await Promise.all([sleep(tx, 0), select(tx, 0)]);
-        const sent = [sleep(tx, 0.5), ...Array.from({ length: 300 }, (_, i) => select(tx, i))];
+        await Promise.all([sleep(0), select(0)]);
+        const sent = [sleep(0.5), ...Array.from({ length: 300 }, (_, i) => select(i))];
         const all = Promise.all(sent);
         await new Promise((r) => setTimeout(r, 200));
         written = sent.filter((q) => (q as unknown as { state?: unknown }).state).length;
