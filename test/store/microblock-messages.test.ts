@@ -1,5 +1,5 @@
 /**
- * /new_microblocks on its own (sql/functions/projector.sql project_microblocks): a stream on the canonical tip is stored
+ * /new_microblocks on its own (src/store/ingest/microblocks.ts): a stream on the canonical tip is stored
  * once; a later message whose chain leaves out a streamed microblock orphans it (a microblock fork inside the stream,
  * its txs back in the mempool until the message's own txs leave it); a stream with a gap, or on a block that is not
  * the tip, is logged and not stored. What the push publisher gets (push_outbox) says the same.
