@@ -94,9 +94,9 @@ LANGUAGE sql STABLE AS $$
   SELECT DISTINCT g.tx_id, g.sender_address, g.sponsor_address, g.nonce, g.pruned, g.rbf_lazy FROM mempool_same_nonce_rows_all(p_ids) g
 $$;
 
--- The given tx ids plus every mempool tx with the same payer and nonce as one of them (mempool_same_nonce_rows).
+-- The given tx ids plus every mempool tx with the same payer and nonce as one of them (the UNION removes duplicates).
 CREATE OR REPLACE FUNCTION mempool_same_nonce(p_ids text[]) RETURNS text[] LANGUAGE sql STABLE AS $$
-  SELECT COALESCE(array_agg(x), '{}') FROM (SELECT g.tx_id FROM mempool_same_nonce_rows(p_ids) g UNION SELECT unnest(p_ids)) AS h(x)
+  SELECT COALESCE(array_agg(x), '{}') FROM (SELECT g.tx_id FROM mempool_same_nonce_rows_all(p_ids) g UNION SELECT unnest(p_ids)) AS h(x)
 $$;
 
 -- The group is computed once, before the UPDATE: called inside its WHERE, the STABLE lookup was evaluated again for
