@@ -527,35 +527,45 @@ export class Projector {
       // waits for everything sent before it and for its own answers. A failed statement fails the batch as before.
       const results: IngestResult[] = new Array(batch.length);
       const inflight: Promise<unknown>[] = [];
+      // every message started, until it settles: a message of several steps goes on sending statements after one
+      // sent before it fails, and those must reach the transaction before its ROLLBACK (a statement sent on `t`
+      // after it would run outside any transaction, and commit)
+      const started: Promise<unknown>[] = [];
       let tip: SentTip | undefined; // unknown until a block of this batch is answered
       let sentAhead = 0;
-      for (let i = 0; i < batch.length; i++) {
-        const m = batch[i];
-        const sentTip = this.fastBlocks && !sendAheadOff ? tip : undefined;
-        const ahead = sendsWithoutWaiting(m, sentTip);
-        const applied = applyMessage(t, m, {
-          pushOutbox: m.outbox,
-          fastBlocks: this.fastBlocks,
-          expectFast: ahead && m.update.kind === 'block',
-          minedNext: minedByNextBlock(batch, i, sentTip),
-        })
-          .then((r) => (results[i] = r));
-        inflight.push(applied);
-        if (ahead) applied.catch(() => undefined); // awaited below: a rejection before then is not unhandled
-        else {
-          await Promise.all(inflight);
-          inflight.length = 0;
+      try {
+        for (let i = 0; i < batch.length; i++) {
+          const m = batch[i];
+          const sentTip = this.fastBlocks && !sendAheadOff ? tip : undefined;
+          const ahead = sendsWithoutWaiting(m, sentTip);
+          const applied = applyMessage(t, m, {
+            pushOutbox: m.outbox,
+            fastBlocks: this.fastBlocks,
+            expectFast: ahead && m.update.kind === 'block',
+            minedNext: minedByNextBlock(batch, i, sentTip),
+          })
+            .then((r) => (results[i] = r));
+          inflight.push(applied);
+          started.push(applied);
+          if (ahead) applied.catch(() => undefined); // awaited below: a rejection before then is not unhandled
+          else {
+            await Promise.all(inflight);
+            inflight.length = 0;
+          }
+          if (m.update.kind === 'microblocks') tip = undefined;
+          if (m.update.kind === 'block') {
+            const b = m.update.block;
+            // a block sent ahead is the tip once it is applied; the general path makes a block canonical only when it
+            // becomes the tip, and otherwise leaves the tip where it was
+            if (ahead) sentAhead++;
+            if (ahead || results[i].canonicalBlock === b.index_block_hash) tip = { index_block_hash: b.index_block_hash, block_height: b.block_height };
+          }
         }
-        if (m.update.kind === 'microblocks') tip = undefined;
-        if (m.update.kind === 'block') {
-          const b = m.update.block;
-          // a block sent ahead is the tip once it is applied; the general path makes a block canonical only when it
-          // becomes the tip, and otherwise leaves the tip where it was
-          if (ahead) sentAhead++;
-          if (ahead || results[i].canonicalBlock === b.index_block_hash) tip = { index_block_hash: b.index_block_hash, block_height: b.block_height };
-        }
+        await Promise.all(inflight);
+      } catch (err) {
+        await Promise.allSettled(started);
+        throw err;
       }
-      await Promise.all(inflight);
       this.counters.blocksSentAhead += sentAhead;
       if (deferred && !behind) await flushDerived(t);
       for (const h of this.applyingHooks) await h(t, batch.map((m, i) => ({ update: m.update, result: results[i] })));
