@@ -225,3 +225,167 @@ BEGIN
   RETURN json_build_object('id', p_event_id, 'tx_ids', v_ids);
 END
 $$;
+
+-- What project_microblocks returns (and, with p_outbox, records in push_outbox: the IngestResult of
+-- src/store/ingest/result.ts as JSON).
+CREATE OR REPLACE FUNCTION microblocks_result(p_event_id bigint, p_tx_ids text[], p_orphans text[], p_ignored text,
+  p_outbox boolean) RETURNS json LANGUAGE plpgsql AS $$
+BEGIN
+  IF p_outbox THEN
+    INSERT INTO push_outbox (event_id, result) VALUES (p_event_id, jsonb_build_object(
+      'applied', true, 'eventId', p_event_id, 'kind', 'microblocks',
+      'orphanedBlocks', '[]'::jsonb, 'restoredBlocks', '[]'::jsonb,
+      'txIds', to_jsonb(p_tx_ids), 'unconfirmedOrphans', to_jsonb(p_orphans))
+      || CASE WHEN p_ignored IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('ignoredReason', p_ignored) END);
+  END IF;
+  RETURN json_build_object('tx_ids', p_tx_ids, 'orphans', p_orphans, 'ignored', p_ignored);
+END
+$$;
+
+-- /new_microblocks in ONE statement: an unconfirmed microblock stream on the canonical tip, with the reference's rules.
+-- A stream whose parent is not the canonical tip, or whose newest microblock does not
+-- lead back to sequence 0 through the parent's streamed microblocks and the message's own (a gap), is not stored
+-- (ignored: the message stays in the log). Microblocks stored already are not stored again; the message's others are
+-- inserted with their txs and events, placed on the tip (height + 1, the tip's hash as the txs' parent block, the
+-- arrival time p_now as block_time). The parent's streamed microblocks that are not on the new stream's chain are
+-- orphaned (a microblock fork): their txs, events and microblock rows leave the microblock-canonical stream, and, holding
+-- the mempool lock, those txs return to the mempool (mempool_restore) before the message's txs leave it (mempool_prune);
+-- then the reference's count of streamed microblocks.
+--
+-- Rows arrive as JSON without the fields that depend on the tip (txs: block_height, block_time, parent_block_hash,
+-- canonical; events: block_height, canonical; microblocks: the message's microblock_hash, microblock_sequence,
+-- microblock_parent_hash and tx_count only): json_populate_recordset fills them from the base records. p_pox: the
+-- PoX print values of the message's events, each with its event's microblock_hash. p_tx_ids: the message's tx ids.
+-- Returns the IngestResult fields (src/store/ingest/result.ts) the message sets: tx_ids (stored, then restored),
+-- orphans (the unconfirmedOrphans), ignored (a reason, or null); with p_outbox, the push_outbox row too.
+--
+-- Nothing here depends on an answer the projector has not received, so it sends the statement without waiting
+-- (sendsWithoutWaiting), as it does for mempool and burn block messages.
+CREATE OR REPLACE FUNCTION project_microblocks(
+  p_event_id bigint, p_parent text, p_burn_hash text, p_burn_height bigint, p_burn_time bigint,
+  p_microblocks json, p_txs json, p_events json, p_pox json, p_tx_ids text[], p_now bigint, p_outbox boolean
+) RETURNS json LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+  v_seq bigint := nextval('change_seq');
+  v_tip_hash text;
+  v_tip_height bigint;
+  v_tip_block_hash text;
+  v_incoming text[];
+  v_on_chain text[];
+  v_forked text[];
+  v_ignored text;
+  v_stored text[] := '{}';
+  v_orphans text[] := '{}';
+  v_restored text[] := '{}';
+  b_mb microblocks;
+  b_tx txs;
+  b_ev events;
+BEGIN
+  SELECT index_block_hash, block_height, block_hash INTO v_tip_hash, v_tip_height, v_tip_block_hash
+    FROM blocks WHERE canonical ORDER BY block_height DESC LIMIT 1;
+  IF v_tip_hash IS DISTINCT FROM p_parent THEN
+    v_ignored := 'microblock parent is not the canonical tip';
+  ELSE
+    -- the message's microblocks not stored yet, in the message's order
+    v_incoming := ARRAY(
+      SELECT r.microblock_hash FROM ROWS FROM (json_to_recordset(p_microblocks) AS (microblock_hash text)) WITH ORDINALITY AS r(microblock_hash, o)
+      WHERE NOT EXISTS (SELECT 1 FROM microblocks m WHERE m.microblock_hash = r.microblock_hash
+        AND m.parent_index_block_hash = p_parent AND m.index_block_hash = '')
+      ORDER BY r.o);
+    IF cardinality(v_incoming) = 0 THEN
+      UPDATE microblock_stream_count SET n = n + json_array_length(p_microblocks);
+      RETURN microblocks_result(p_event_id, '{}', '{}', NULL, p_outbox);
+    END IF;
+    -- the chain from the newest incoming microblock (the first of the highest sequence) back through the parent's
+    -- microblock-canonical streamed ones and the incoming ones; it must end at sequence 0
+    WITH RECURSIVE chain(h, p, s) AS (
+      SELECT m.microblock_hash, m.microblock_parent_hash, m.microblock_sequence FROM microblocks m
+      WHERE m.parent_index_block_hash = p_parent AND m.index_block_hash = '' AND m.microblock_canonical
+      UNION ALL
+      SELECT r.microblock_hash, r.microblock_parent_hash, r.microblock_sequence
+      FROM json_to_recordset(p_microblocks) AS r(microblock_hash text, microblock_parent_hash text, microblock_sequence integer)
+      WHERE r.microblock_hash = ANY(v_incoming)
+    ), newest AS (
+      SELECT r.microblock_hash AS h
+      FROM ROWS FROM (json_to_recordset(p_microblocks) AS (microblock_hash text, microblock_sequence integer))
+        WITH ORDINALITY AS r(microblock_hash, microblock_sequence, o)
+      WHERE r.microblock_hash = ANY(v_incoming) ORDER BY r.microblock_sequence DESC, r.o LIMIT 1
+    ), walk(h, p, s) AS (
+      SELECT c.h, c.p, c.s FROM chain c JOIN newest n ON c.h = n.h
+      UNION
+      SELECT c.h, c.p, c.s FROM walk w JOIN chain c ON c.h = w.p
+    )
+    SELECT CASE WHEN EXISTS (SELECT 1 FROM walk w WHERE w.s = 0 AND NOT EXISTS (SELECT 1 FROM chain c WHERE c.h = w.p))
+      THEN ARRAY(SELECT DISTINCT w.h FROM walk w) END
+    INTO v_on_chain;
+    IF v_on_chain IS NULL THEN
+      v_ignored := 'microblock stream has a gap';
+    END IF;
+  END IF;
+  IF v_ignored IS NOT NULL THEN
+    RETURN microblocks_result(p_event_id, '{}', '{}', v_ignored, p_outbox);
+  END IF;
+
+  b_mb.index_block_hash := '';
+  b_mb.parent_index_block_hash := p_parent;
+  b_mb.block_height := v_tip_height + 1;
+  b_mb.block_hash := '';
+  b_mb.parent_burn_block_height := p_burn_height;
+  b_mb.parent_burn_block_hash := p_burn_hash;
+  b_mb.parent_burn_block_time := p_burn_time;
+  b_mb.block_time := p_now;
+  b_mb.microblock_canonical := true;
+  b_mb.canonical := true;
+  b_mb.seq := v_seq;
+  INSERT INTO microblocks SELECT * FROM json_populate_recordset(b_mb, p_microblocks) r
+    WHERE r.microblock_hash = ANY(v_incoming) ON CONFLICT DO NOTHING;
+  b_tx.block_height := v_tip_height + 1;
+  b_tx.block_time := p_now;
+  b_tx.parent_block_hash := v_tip_block_hash;
+  b_tx.canonical := true;
+  b_tx.seq := v_seq;
+  INSERT INTO txs SELECT * FROM json_populate_recordset(b_tx, p_txs) r
+    WHERE r.microblock_hash = ANY(v_incoming) ON CONFLICT DO NOTHING;
+  -- the stored txs as the message lists them (every tx of an incoming microblock, inserted now or found stored)
+  v_stored := ARRAY(SELECT r.tx_id FROM ROWS FROM (json_to_recordset(p_txs) AS (tx_id text, microblock_hash text))
+    WITH ORDINALITY AS r(tx_id, microblock_hash, o)
+    WHERE r.microblock_hash = ANY(v_incoming) ORDER BY r.o);
+  b_ev.block_height := v_tip_height + 1;
+  b_ev.canonical := true;
+  INSERT INTO events SELECT * FROM json_populate_recordset(b_ev, p_events) r
+    WHERE r.microblock_hash = ANY(v_incoming) ON CONFLICT DO NOTHING;
+  INSERT INTO pox_events (value_md5, name, stacker, locked, balance, burnchain_unlock_height, pox_addr_raw)
+    SELECT DISTINCT ON (r.value_hex) md5(r.value_hex), r.name, r.stacker, r.locked, r.balance, r.burnchain_unlock_height,
+      r.pox_addr_raw
+    FROM json_to_recordset(p_pox) AS r(microblock_hash text, value_hex text, name text, stacker text, locked numeric,
+      balance numeric, burnchain_unlock_height bigint, pox_addr_raw text)
+    WHERE r.microblock_hash = ANY(v_incoming)
+    ORDER BY r.value_hex
+    ON CONFLICT (value_md5) DO NOTHING;
+
+  -- a microblock fork: the parent's streamed microblocks off the new stream's chain
+  v_forked := ARRAY(SELECT m.microblock_hash FROM microblocks m
+    WHERE m.parent_index_block_hash = p_parent AND m.index_block_hash = '' AND m.microblock_canonical
+      AND m.microblock_hash <> ALL(v_on_chain) AND m.microblock_hash <> ALL(v_incoming));
+  IF cardinality(v_forked) > 0 THEN
+    UPDATE microblocks SET microblock_canonical = false WHERE index_block_hash = '' AND microblock_hash = ANY(v_forked);
+    UPDATE events SET microblock_canonical = false WHERE index_block_hash = '' AND microblock_hash = ANY(v_forked);
+    WITH u AS (
+      UPDATE txs SET microblock_canonical = false WHERE index_block_hash = '' AND microblock_hash = ANY(v_forked)
+      RETURNING tx_id
+    ) SELECT COALESCE(array_agg(u.tx_id), '{}') INTO v_orphans FROM u;
+  END IF;
+
+  PERFORM pg_advisory_xact_lock(7355609); -- MEMPOOL_LOCK of src/store/ingest/rows.ts
+  IF cardinality(v_orphans) > 0 THEN
+    v_restored := mempool_restore(
+      ARRAY(SELECT u.x FROM unnest(v_orphans) WITH ORDINALITY AS u(x, o) GROUP BY u.x ORDER BY min(u.o)), v_tip_height, v_seq);
+  END IF;
+  IF cardinality(p_tx_ids) > 0 THEN
+    PERFORM mempool_prune(p_tx_ids);
+  END IF;
+  UPDATE microblock_stream_count SET n = n + json_array_length(p_microblocks);
+  RETURN microblocks_result(p_event_id, v_stored || v_restored, v_orphans, NULL, p_outbox);
+END
+$$;

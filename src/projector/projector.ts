@@ -25,7 +25,7 @@
  */
 import type { Logger } from 'pino';
 import type { Sql } from '../store/sql.js';
-import { applyMessage, FastPathMissed, minedByNextBlock, sendsWithoutWaiting, type SentTip, type LoggedUpdate } from '../store/ingest/index.js';
+import { applyMessage, FastPathMissed, minedByNextBlock, sendsWithoutWaiting, tipAfterMicroblocks, type SentTip, type LoggedUpdate } from '../store/ingest/index.js';
 import type { IngestResult } from '../store/ingest/result.js';
 import { flushDeferredDerived, flushDerived, lockProjector, logBodies, markApplied, pendingMessages, recordProjectorFailure, logPosition, type PendingMessage } from '../store/event-log.js';
 import { isPushable, type ChainUpdate } from '../chain/types.js';
@@ -552,7 +552,7 @@ export class Projector {
             await Promise.all(inflight);
             inflight.length = 0;
           }
-          if (m.update.kind === 'microblocks') tip = undefined;
+          if (m.update.kind === 'microblocks') tip = tipAfterMicroblocks(tip, m.update);
           if (m.update.kind === 'block') {
             const b = m.update.block;
             // a block sent ahead is the tip once it is applied; the general path makes a block canonical only when it

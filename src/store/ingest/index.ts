@@ -29,6 +29,8 @@ export interface LoggedUpdate {
 export interface SentTip {
   index_block_hash: string;
   block_height: number;
+  /** the microblocks that messages sent since the tip's block stream on it (stored or not) */
+  streamed?: readonly { microblock_hash: string; microblock_parent_hash: string }[];
 }
 
 /**
@@ -36,21 +38,47 @@ export interface SentTip {
  * send the next message's before this one's answer: applyMessage then sends all of its statements before it first
  * waits, and nothing it sends depends on an answer. PostgreSQL runs a connection's statements in the order they were
  * sent, so the writes are those of one-by-one application.
- * - Burn blocks, mempool and drop messages (one statement each) and attachments (two, sent together): always.
- * - A block: when it extends `tip` (the tip the statements sent before it leave) and carries no reward set, so the
- *   one-statement path (project_block_fast) is expected to take it: the tip is its parent, and no stream of
- *   unconfirmed microblocks can hang on the tip (a microblock message forgets the known tip) nor can the block be
- *   stored already (a stored block is never above the tip). It is sent with `expectFast`: should the function, which
- *   checks the database, decline it all the same, applyMessage throws FastPathMissed instead of running the general
- *   path, and the projector applies the batch again without sending ahead.
- * - Microblocks and every other block: no (the general path reads before it writes).
+ * - Burn blocks, mempool, drop and microblock messages (one statement each) and attachments (two, sent together):
+ *   always.
+ * - A block: when it extends `tip` (the tip the statements sent before it leave), carries no reward set, and adopts
+ *   every microblock streamed on the tip since (tip.streamed: those its message names, and the chain that ends at its
+ *   parent microblock), so the one-statement path (project_block_fast) is expected to take it: the tip is its parent,
+ *   the block cannot be stored already (a stored block is never above the tip), and it orphans no streamed microblock
+ *   (a microblock fork). It is sent with `expectFast`: should the function, which checks the database, decline it all
+ *   the same, applyMessage throws FastPathMissed instead of running the general path, and the projector applies the
+ *   batch again without sending ahead.
+ * - Every other block: no (the general path reads before it writes).
  */
 export function sendsWithoutWaiting(m: Pick<LoggedUpdate, 'update' | 'body'>, tip: SentTip | undefined): boolean {
   const u = m.update;
-  if (u.kind === 'burn_block' || u.kind === 'mempool' || u.kind === 'drop_mempool' || u.kind === 'raw') return true;
-  if (u.kind !== 'block' || !tip) return false;
+  if (u.kind !== 'block') return true;
+  if (!tip) return false;
   const b = u.block;
-  return b.block_height > 1 && b.parent_index_block_hash === tip.index_block_hash && b.block_height > tip.block_height && !REWARD_SET.test(m.body);
+  return (
+    b.block_height > 1 &&
+    b.parent_index_block_hash === tip.index_block_hash &&
+    b.block_height > tip.block_height &&
+    adoptsStream(u, tip.streamed) &&
+    !REWARD_SET.test(m.body)
+  );
+}
+
+/** Whether a block accepts every microblock of `streamed` (the microblocks it names, and the chain to its parent microblock). */
+function adoptsStream(u: Extract<ChainUpdate, { kind: 'block' }>, streamed: SentTip['streamed']): boolean {
+  if (!streamed?.length) return true;
+  const parentOf = new Map(streamed.map((m) => [m.microblock_hash, m.microblock_parent_hash]));
+  const accepted = new Set(u.confirmedMicroblocks.map((m) => m.microblock_hash));
+  for (let h = u.block.parent_microblock_hash; h && parentOf.has(h) && !accepted.has(h); h = parentOf.get(h)!) accepted.add(h);
+  return streamed.every((m) => accepted.has(m.microblock_hash));
+}
+
+/**
+ * The tip the statements sent so far leave once a microblock message is sent: its microblocks join the tip's stream
+ * when they hang on it (a message on another block is not stored).
+ */
+export function tipAfterMicroblocks(tip: SentTip | undefined, u: Extract<ChainUpdate, { kind: 'microblocks' }>): SentTip | undefined {
+  if (!tip || u.parentIndexBlockHash !== tip.index_block_hash) return tip;
+  return { ...tip, streamed: [...(tip.streamed ?? []), ...u.microblocks] };
 }
 
 /**
@@ -111,14 +139,16 @@ export async function applyMessage(
       return applyMempool(tx, id, update, outbox, opts.minedNext);
     case 'drop_mempool':
       return dropMempool(tx, id, update, outbox);
+    case 'microblocks':
+      return ingestMicroblocks(tx, id, update, outbox);
     default:
       break;
   }
   // PoX cycles and signer sets from a block's reward set (sql/0031_pox_cycles.sql), stored non-canonical first: the
   // derived-table hook makes them canonical with the block. The body is parsed again only when it carries one.
-  if (update.kind === 'block' && REWARD_SET.test(m.body)) await tx`SELECT pox_cycles_from_block(${m.body}::text::json, false)`;
+  if (REWARD_SET.test(m.body)) await tx`SELECT pox_cycles_from_block(${m.body}::text::json, false)`;
   let reads: BlockReads | undefined;
-  if (update.kind === 'block' && opts.fastBlocks !== false) {
+  if (opts.fastBlocks !== false) {
     // The common block (on the canonical tip, no microblock to orphan) in one statement; null: the general path,
     // whose reads are sent right behind it (unless the block was sent ahead, when the general path is not taken)
     const attempt = projectBlockFast(tx, id, update, outbox);
@@ -133,14 +163,8 @@ export async function applyMessage(
     }
     if (opts.expectFast) throw new FastPathMissed(id);
   }
-  let result: IngestResult;
-  if (update.kind === 'block') {
-    blockPaths.general++;
-    result = await ingestBlock(tx, id, update, reads);
-  } else {
-    result = emptyResult(update, id);
-    await ingestMicroblocks(tx, update, result);
-  }
+  blockPaths.general++;
+  const result = await ingestBlock(tx, id, update, reads);
   // Crash safety of the push (sql/0009_push_outbox.sql): committed together with the change it describes.
   if (outbox) await tx`INSERT INTO push_outbox (event_id, result) VALUES (${id}, ${tx.json(result as never)})`;
   return result;
