@@ -43,6 +43,26 @@ async function generatedChain(): Promise<string> {
   return file;
 }
 
+/**
+ * Stores an unconfirmed microblock whose parent is a block of the stream (past its first ten blocks, with a child in
+ * the stream): nothing in a node's stream makes project_block_fast decline a block that extends the tip inside a batch
+ * (the conditions are in sendsWithoutWaiting's comment), so the child, sent ahead, is declined.
+ */
+function strayMicroblock(file: string): (sql: TestDatabase['sql']) => Promise<unknown> {
+  const blocks = readFileSync(file, 'utf8').trimEnd().split('\n')
+    .map((l) => l.split('\t'))
+    .filter((f) => f[2] === '/new_block')
+    .map((f) => JSON.parse(f.slice(3).join('\t')) as { index_block_hash: string; parent_index_block_hash: string; block_height: number });
+  const parent = blocks.find((b, i) => i > 10 && blocks[i + 1]?.parent_index_block_hash === b.index_block_hash);
+  expect(parent).toBeDefined();
+  return (sql) => sql`
+    INSERT INTO microblocks (microblock_hash, index_block_hash, microblock_sequence, microblock_parent_hash,
+      parent_index_block_hash, block_height, parent_burn_block_height, parent_burn_block_hash, parent_burn_block_time,
+      block_time, microblock_canonical, canonical, seq)
+    VALUES ('0x' || repeat('ab', 32), '', 0, '0x' || repeat('00', 32), ${parent!.index_block_hash},
+      ${parent!.block_height + 1}, 0, '0x', 0, 0, true, true, 0)`;
+}
+
 describe('batch projection = one-by-one projection', () => {
   const dbs: TestDatabase[] = [];
   beforeAll(async () => {
@@ -113,22 +133,9 @@ describe('batch projection = one-by-one projection', () => {
   }, 400_000);
 
   it('a block sent ahead that misses the one-statement path: the batch is applied again, each block waiting, with the same tables', async () => {
-    // Nothing in a node's stream makes project_block_fast decline a block that extends the tip inside a batch (the
-    // conditions are in sendsWithoutWaiting's comment), so this test stores, before the import, an unconfirmed
-    // microblock whose parent is a block of the stream: the block after that one is sent ahead and declined.
+    // the stray microblock is stored before the import: the block after its parent is sent ahead and declined
     const file = await generatedChain();
-    const blocks = readFileSync(file, 'utf8').trimEnd().split('\n')
-      .map((l) => l.split('\t'))
-      .filter((f) => f[2] === '/new_block')
-      .map((f) => JSON.parse(f.slice(3).join('\t')) as { index_block_hash: string; parent_index_block_hash: string; block_height: number });
-    const parent = blocks.find((b, i) => i > 10 && blocks[i + 1]?.parent_index_block_hash === b.index_block_hash)!;
-    expect(parent).toBeDefined();
-    const { dumps, metrics } = await importAt(file, (sql) => sql`
-      INSERT INTO microblocks (microblock_hash, index_block_hash, microblock_sequence, microblock_parent_hash,
-        parent_index_block_hash, block_height, parent_burn_block_height, parent_burn_block_hash, parent_burn_block_time,
-        block_time, microblock_canonical, canonical, seq)
-      VALUES ('0x' || repeat('ab', 32), '', 0, '0x' || repeat('00', 32), ${parent.index_block_hash},
-        ${parent.block_height + 1}, 0, '0x', 0, 0, true, true, 0)`);
+    const { dumps, metrics } = await importAt(file, strayMicroblock(file));
     expect(metrics[0].send_ahead_retries).toBe(0);
     expect(metrics[2].send_ahead_retries).toBeGreaterThan(0);
     // the rolled-back attempt consumed sequence values: compare their order, as after any failed batch
@@ -141,17 +148,7 @@ describe('batch projection = one-by-one projection', () => {
     // size cuts it at the same places every time. The stray microblock makes blocks sent ahead miss the one-statement
     // path, so batches fail part-way and are applied again (messages of several steps are in flight when they fail).
     const file = await generatedChain();
-    const blocks = readFileSync(file, 'utf8').trimEnd().split('\n')
-      .map((l) => l.split('\t'))
-      .filter((f) => f[2] === '/new_block')
-      .map((f) => JSON.parse(f.slice(3).join('\t')) as { index_block_hash: string; parent_index_block_hash: string; block_height: number });
-    const parent = blocks.find((b, i) => i > 10 && blocks[i + 1]?.parent_index_block_hash === b.index_block_hash)!;
-    const stray = (sql: TestDatabase['sql']) => sql`
-      INSERT INTO microblocks (microblock_hash, index_block_hash, microblock_sequence, microblock_parent_hash,
-        parent_index_block_hash, block_height, parent_burn_block_height, parent_burn_block_hash, parent_burn_block_time,
-        block_time, microblock_canonical, canonical, seq)
-      VALUES ('0x' || repeat('cd', 32), '', 0, '0x' || repeat('00', 32), ${parent.index_block_hash},
-        ${parent.block_height + 1}, 0, '0x', 0, 0, true, true, 0)`;
+    const stray = strayMicroblock(file);
     const [ref, db] = dbs;
     await emptyChainTables(ref.sql);
     await stray(ref.sql);
