@@ -8,8 +8,10 @@
  * the floor: decoding every message with the native codec on one thread (JSON parse of each message, then every raw
  * transaction through decodeTransaction), plus a raw COPY of the file into a durable table (one lz4-compressed text
  * column). For each run it prints the wall time, its ratio to the floor, the CPU time of the command's processes and
- * of its database's backends, and the peak RSS of the command's processes. The machine may be shared: the CPU times
- * say what the work cost whatever the load.
+ * of its database's backends, the peak RSS of the command's processes, and how long those processes and backends were
+ * ready to run but waited for a CPU (the run queue). The machine may be shared: the CPU times say what the work cost
+ * whatever the load, and the waits how much the processes of the run (and anything else on the machine) held each
+ * other up on its cores.
  *
  * --reference: the reference's own `import-events` (archival mode) into a fresh database too, after the other runs, and
  * how many times longer it took than stacks-pulse's (scripts/refdiff/import.sh; the reference built as
@@ -47,6 +49,13 @@ interface Measured {
   /** CPU seconds of the database backends serving the run (sampled) */
   dbCpuS: number;
   peakRssMb: number;
+  /**
+   * seconds the command's threads (waitS) and its database's backends (dbWaitS) were ready to run but waited for a
+   * CPU (the run queue, /proc/<pid>/schedstat; sampled, so a thread that ended between two samples counts up to its
+   * last sample): what the other processes on the same cores cost this run
+   */
+  waitS?: number;
+  dbWaitS?: number;
   code: number | null;
 }
 
@@ -70,8 +79,8 @@ function parents(): Map<number, number> {
   return out;
 }
 
-/** The resident memory (bytes) of `root` and all its descendants now. */
-function treeRss(root: number): number {
+/** `root` and all its descendants now. */
+function treePids(root: number): Set<number> {
   const pp = parents();
   const inTree = new Set([root]);
   let grew = true;
@@ -79,8 +88,45 @@ function treeRss(root: number): number {
     grew = false;
     for (const [pid, ppid] of pp) if (!inTree.has(pid) && inTree.has(ppid)) (inTree.add(pid), (grew = true));
   }
+  return inTree;
+}
+
+/** Run-queue seconds so far of each thread of `pid` (tid → seconds), from /proc/<pid>/task/<tid>/schedstat. */
+function runQueueWaits(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        out.set(Number(tid), Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]) / 1e9);
+      } catch {
+        // gone
+      }
+    }
+  } catch {
+    // gone
+  }
+  return out;
+}
+
+/** Keeps the largest run-queue wait seen per thread (they only grow); their sum is the total. */
+class WaitSampler {
+  private readonly seen = new Map<number, number>();
+  add(pid: number): void {
+    for (const [tid, s] of runQueueWaits(pid)) this.seen.set(tid, Math.max(this.seen.get(tid) ?? 0, s));
+  }
+  get total(): number {
+    let t = 0;
+    for (const v of this.seen.values()) t += v;
+    return t;
+  }
+}
+
+/** The resident memory (bytes) of `root` and all its descendants now. */
+function treeRss(root: number, waits?: WaitSampler): number {
+  const inTree = treePids(root);
   let rss = 0;
   for (const pid of inTree) {
+    waits?.add(pid);
     try {
       rss += Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * PAGE;
     } catch {
@@ -102,7 +148,7 @@ function cpuOf(pid: number): number | undefined {
 }
 
 /** Samples the CPU time of the backends connected to `database` until stopped (the server runs on this machine). */
-function sampleBackends(admin: postgres.Sql, database: string): () => Promise<number> {
+function sampleBackends(admin: postgres.Sql, database: string, waits: WaitSampler): () => Promise<number> {
   const seen = new Map<number, number>();
   let stop = false;
   const loop = (async () => {
@@ -112,6 +158,7 @@ function sampleBackends(admin: postgres.Sql, database: string): () => Promise<nu
         for (const r of rows) {
           const c = cpuOf(r.pid);
           if (c !== undefined) seen.set(r.pid, Math.max(seen.get(r.pid) ?? 0, c));
+          waits.add(r.pid);
         }
       } catch {
         // the server may be restarting: sample again
@@ -135,9 +182,11 @@ async function measureCommand(name: string, command: string, env: NodeJS.Process
   const child = spawn('bash', ['-c', script], { stdio: ['ignore', 'inherit', 'inherit', 'pipe'], env });
   let times = '';
   child.stdio[3]!.on('data', (d: Buffer) => (times += d.toString()));
-  const stopDb = db ? sampleBackends(db.admin, db.name) : async () => 0;
+  const dbWaits = new WaitSampler();
+  const waits = new WaitSampler();
+  const stopDb = db ? sampleBackends(db.admin, db.name, dbWaits) : async () => 0;
   let peak = 0;
-  const timer = setInterval(() => (peak = Math.max(peak, child.pid ? treeRss(child.pid) : 0)), 200);
+  const timer = setInterval(() => (peak = Math.max(peak, child.pid ? treeRss(child.pid, waits) : 0)), 200);
   const code = await new Promise<number | null>((r) => child.once('exit', r));
   const wallS = (performance.now() - started) / 1000;
   clearInterval(timer);
@@ -148,7 +197,7 @@ async function measureCommand(name: string, command: string, env: NodeJS.Process
     .split(/\s+/)
     .map((t) => /(\d+)m([\d.]+)s/.exec(t))
     .reduce((s, m) => s + (m ? Number(m[1]) * 60 + Number(m[2]) : 0), 0);
-  return { name, wallS, cpuS, dbCpuS, peakRssMb: peak / 1024 / 1024, code };
+  return { name, wallS, cpuS, dbCpuS, peakRssMb: peak / 1024 / 1024, waitS: waits.total, dbWaitS: db ? dbWaits.total : undefined, code };
 }
 
 /** The decode floor's work, in this process on one thread: prints what it decoded. */
@@ -185,7 +234,8 @@ async function copyFloor(file: string, admin: postgres.Sql, adminUrl: string, ke
   const sql = postgres(db.url, { max: 1, onnotice: () => {} });
   try {
     await sql`CREATE TABLE floor_copy (line text COMPRESSION lz4)`.catch(() => sql`CREATE TABLE floor_copy (line text)`);
-    const stopDb = sampleBackends(admin, db.name);
+    const dbWaits = new WaitSampler();
+    const stopDb = sampleBackends(admin, db.name, dbWaits);
     const cpu0 = process.cpuUsage();
     const started = performance.now();
     // csv with a delimiter and quote that never occur in a node stream: every line is one value, taken as it is
@@ -194,7 +244,7 @@ async function copyFloor(file: string, admin: postgres.Sql, adminUrl: string, ke
     const wallS = (performance.now() - started) / 1000;
     const cpu = process.cpuUsage(cpu0);
     const dbCpuS = await stopDb();
-    return { name: 'floor: COPY', wallS, cpuS: (cpu.user + cpu.system) / 1e6, dbCpuS, peakRssMb: process.memoryUsage().rss / 1024 / 1024, code: 0 };
+    return { name: 'floor: COPY', wallS, cpuS: (cpu.user + cpu.system) / 1e6, dbCpuS, peakRssMb: process.memoryUsage().rss / 1024 / 1024, dbWaitS: dbWaits.total, code: 0 };
   } finally {
     await sql.end();
     if (!keep) await db.drop();
@@ -315,12 +365,17 @@ async function main(argv: string[]): Promise<void> {
   } finally {
     await admin.end();
   }
-  const widths = [16, 9, 9, 9, 10, 10, 5];
-  const lines = [row(['run', 'wall s', '× floor', 'CPU s', 'db CPU s', 'peak RSS', 'exit'], widths)];
-  if (floorS !== undefined) lines.push(row(['floor (sum)', floorS.toFixed(1), '1.00', '', '', '', ''], widths));
+  const widths = [16, 9, 9, 9, 10, 10, 11, 10, 5];
+  const lines = [row(['run', 'wall s', '× floor', 'CPU s', 'db CPU s', 'peak RSS', 'CPU wait s', 'db wait s', 'exit'], widths)];
+  if (floorS !== undefined) lines.push(row(['floor (sum)', floorS.toFixed(1), '1.00', '', '', '', '', '', ''], widths));
   for (const m of results) {
     const ratio = floorS !== undefined && !m.name.startsWith('floor') ? (m.wallS / floorS).toFixed(2) : '';
-    lines.push(row([m.name, m.wallS.toFixed(1), ratio, m.cpuS.toFixed(1), m.dbCpuS.toFixed(1), `${m.peakRssMb.toFixed(0)} MB`, String(m.code)], widths));
+    lines.push(
+      row(
+        [m.name, m.wallS.toFixed(1), ratio, m.cpuS.toFixed(1), m.dbCpuS.toFixed(1), `${m.peakRssMb.toFixed(0)} MB`, m.waitS?.toFixed(1) ?? '', m.dbWaitS?.toFixed(1) ?? '', String(m.code)],
+        widths,
+      ),
+    );
   }
   const ours = results.find((m) => m.name === 'stacks-pulse' && m.code === 0);
   const ref = results.find((m) => m.name === 'reference' && m.code === 0);
