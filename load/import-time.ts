@@ -121,12 +121,10 @@ class WaitSampler {
   }
 }
 
-/** The resident memory (bytes) of `root` and all its descendants now. */
-function treeRss(root: number, waits?: WaitSampler): number {
-  const inTree = treePids(root);
+/** The resident memory (bytes) of these processes now. */
+function rssOf(pids: Iterable<number>): number {
   let rss = 0;
-  for (const pid of inTree) {
-    waits?.add(pid);
+  for (const pid of pids) {
     try {
       rss += Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * PAGE;
     } catch {
@@ -186,7 +184,12 @@ async function measureCommand(name: string, command: string, env: NodeJS.Process
   const waits = new WaitSampler();
   const stopDb = db ? sampleBackends(db.admin, db.name, dbWaits) : async () => 0;
   let peak = 0;
-  const timer = setInterval(() => (peak = Math.max(peak, child.pid ? treeRss(child.pid, waits) : 0)), 200);
+  const timer = setInterval(() => {
+    if (!child.pid) return;
+    const pids = treePids(child.pid);
+    for (const pid of pids) waits.add(pid);
+    peak = Math.max(peak, rssOf(pids));
+  }, 200);
   const code = await new Promise<number | null>((r) => child.once('exit', r));
   const wallS = (performance.now() - started) / 1000;
   clearInterval(timer);

@@ -526,11 +526,8 @@ export class Projector {
       // the previous one's, so PostgreSQL works while this process prepares the next statements; any other message
       // waits for everything sent before it and for its own answers. A failed statement fails the batch as before.
       const results: IngestResult[] = new Array(batch.length);
+      // the messages sent since the last wait that completed (everything before them is settled)
       const inflight: Promise<unknown>[] = [];
-      // every message started, until it settles: a message of several steps goes on sending statements after one
-      // sent before it fails, and those must reach the transaction before its ROLLBACK (a statement sent on `t`
-      // after it would run outside any transaction, and commit)
-      const started: Promise<unknown>[] = [];
       let tip: SentTip | undefined; // unknown until a block of this batch is answered
       let sentAhead = 0;
       try {
@@ -546,7 +543,6 @@ export class Projector {
           })
             .then((r) => (results[i] = r));
           inflight.push(applied);
-          started.push(applied);
           if (ahead) applied.catch(() => undefined); // awaited below: a rejection before then is not unhandled
           else {
             await Promise.all(inflight);
@@ -563,7 +559,10 @@ export class Projector {
         }
         await Promise.all(inflight);
       } catch (err) {
-        await Promise.allSettled(started);
+        // a message of several steps goes on sending statements after one sent before it fails, and those must reach
+        // the transaction before its ROLLBACK (a statement sent on `t` after it would run outside any transaction, and
+        // commit): wait until every message in flight has settled
+        await Promise.allSettled(inflight);
         throw err;
       }
       this.counters.blocksSentAhead += sentAhead;
